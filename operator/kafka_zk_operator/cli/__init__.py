@@ -1,0 +1,1 @@
+"""The ``kzo`` command line: one module per subcommand, dispatched by ``cli.main``."""

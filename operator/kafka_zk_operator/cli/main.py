@@ -1,0 +1,69 @@
+"""The ``kzo`` command: argument parsing, subcommand dispatch and error presentation.
+
+Every subcommand module exposes ``register(subparsers)`` which adds its parser and sets
+``func=<callable(args) -> int>`` as a default. Errors the user can fix (bad flags, bad input
+files, impossible parameters) are printed as one line ``kzo <cmd>: error: ...`` and exit with
+code 2; no traceback ever reaches the user for those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from kafka_zk_operator.domain import errors
+
+#: Subcommand modules, in ``kzo --help`` order. Each has ``register(subparsers)``.
+SUBCOMMAND_MODULES = (
+    "kafka_zk_operator.cli.assign_cmd",
+    "kafka_zk_operator.cli.dev_cmd",
+)
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem with the user's input, reported as one line with exit code 2."""
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are a single line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineArgumentParser(
+        prog="kzo",
+        description="kafka-zk-operator: manage ZooKeeper-mode Kafka topics and reassignments.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
+    sub.required = True
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+    except (CliError, errors.InvalidSpec, errors.NotSupported) as exc:
+        print(f"kzo {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except errors.KzoError as exc:
+        print(f"kzo {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"kzo {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Domain errors, each carrying a stable ``Reason`` that becomes a status condition reason.
+
+Tree::
+
+    KzoError (reason)
+    ├── InvalidSpec                 InvalidSpec        bad user input (CR, CLI flag, snapshot)
+    │   ├── InvalidTopicName        InvalidSpec
+    │   ├── InvalidReplicationFactor InvalidSpec
+    │   ├── InvalidPartitions       InvalidSpec
+    │   └── InvalidConfig           InvalidSpec
+    ├── NotSupported                NotSupported       valid but not possible (e.g. shrinking partitions)
+    ├── ResourceConflict            ResourceConflict   another resource or writer owns the object
+    ├── ReassignmentInProgress      ReassignmentInProgress   retry later
+    ├── TopicBeingDeleted           TopicBeingDeleted  retry later
+    ├── ClusterUnavailable          ClusterUnavailable ZooKeeper unreachable, no brokers, no controller
+    ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
+    └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
+        ├── MalformedZnode          ZooKeeperError     a znode whose data Kafka would not have written
+        └── VersionConflict         ZooKeeperError     a conditional write lost a race; re-plan and retry
+
+Handlers map ``InvalidSpec``/``NotSupported`` to permanent failures and the others to retries.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Reason(enum.StrEnum):
+    """Stable condition reasons (part of the public status API; never rename)."""
+
+    CREATED = "Created"
+    UPDATED = "Updated"
+    ADOPTED = "Adopted"
+    IN_SYNC = "InSync"
+    INVALID_SPEC = "InvalidSpec"
+    NOT_SUPPORTED = "NotSupported"
+    RESOURCE_CONFLICT = "ResourceConflict"
+    REASSIGNMENT_IN_PROGRESS = "ReassignmentInProgress"
+    TOPIC_BEING_DELETED = "TopicBeingDeleted"
+    CLUSTER_UNAVAILABLE = "ClusterUnavailable"
+    ZOOKEEPER_ERROR = "ZooKeeperError"
+    INTERNAL_ERROR = "InternalError"
+
+
+class KzoError(Exception):
+    """Base of every error the project raises on purpose. ``str(err)`` is a complete sentence."""
+
+    reason: Reason = Reason.INTERNAL_ERROR
+    retryable: bool = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidSpec(KzoError):
+    reason = Reason.INVALID_SPEC
+
+
+class InvalidTopicName(InvalidSpec):
+    pass
+
+
+class InvalidReplicationFactor(InvalidSpec):
+    pass
+
+
+class InvalidPartitions(InvalidSpec):
+    pass
+
+
+class InvalidConfig(InvalidSpec):
+    pass
+
+
+class NotSupported(KzoError):
+    reason = Reason.NOT_SUPPORTED
+
+
+class ResourceConflict(KzoError):
+    reason = Reason.RESOURCE_CONFLICT
+
+
+class ReassignmentInProgress(KzoError):
+    reason = Reason.REASSIGNMENT_IN_PROGRESS
+    retryable = True
+
+
+class TopicBeingDeleted(KzoError):
+    reason = Reason.TOPIC_BEING_DELETED
+    retryable = True
+
+
+class ClusterUnavailable(KzoError):
+    reason = Reason.CLUSTER_UNAVAILABLE
+    retryable = True
+
+
+class KRaftMigrationDetected(NotSupported):
+    pass
+
+
+class ZooKeeperError(KzoError):
+    reason = Reason.ZOOKEEPER_ERROR
+    retryable = True
+
+
+class MalformedZnode(ZooKeeperError):
+    """A znode holds data Kafka would not have written. Not retryable: a person must look."""
+
+    retryable = False
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"znode {path} is malformed: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class VersionConflict(ZooKeeperError):
+    """A conditional (versioned) write found the znode changed since it was read."""
