@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Fetch a Kafka broker (ZooKeeper mode) with all its runtime jars from Maven Central into a cache.
+# The set includes ZooKeeper's server classes (a Kafka dependency), a log4j binding so brokers log,
+# and Kafka's command-line tools. Usage: fetch-kafka.sh VERSION  -> prints the libs folder.
+set -euo pipefail
+v="${1:?kafka version, e.g. 3.9.2}"
+cache="${KZO_CACHE_DIR:-$HOME/.cache/kafka-zk-operator}"
+out="$cache/kafka/$v/libs"
+major="${v%%.*}"; rest="${v#*.}"; minor="${rest%%.*}"
+scala=2.13
+extra=""
+# A log binding so brokers write logs: reload4j for 3.x (what Kafka 3.x ships), log4j 1.2.17 before.
+logging="<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>"
+if [ "$major" -lt 3 ]; then
+  logging="<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId><version>1.7.30</version></dependency><dependency><groupId>log4j</groupId><artifactId>log4j</artifactId><version>1.2.17</version></dependency>"
+fi
+if [ "$major" -lt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -lt 4 ]; }; then
+  scala=2.12
+  # Kafka < 2.4 ships ZooKeeper client 3.4.x, which cannot connect on Java 14+ (ZOOKEEPER-3779).
+  # The 3.5.9 client keeps the same API and has the fix; Kafka 2.4+ itself moved to 3.5.x.
+  extra="<dependency><groupId>org.apache.zookeeper</groupId><artifactId>zookeeper</artifactId><version>3.5.9</version></dependency>"
+fi
+if [ "$major" -ge 3 ] && [ "$minor" -ge 5 ] || [ "$major" -ge 4 ]; then
+  extra="<dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$v</version></dependency>"
+fi
+if [ ! -f "$out/.complete" ]; then
+  echo "fetching Kafka $v (kafka_$scala) and its dependencies from Maven Central..." >&2
+  work="$(mktemp -d)"
+  cat > "$work/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>kzo.local</groupId><artifactId>kafka-fetch</artifactId><version>1</version>
+<dependencies>
+<dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_$scala</artifactId><version>$v</version></dependency>
+$logging
+$extra
+</dependencies>
+</project>
+POM
+  rm -rf "$out"; mkdir -p "$out"
+  mvn -q -B -f "$work/pom.xml" dependency:copy-dependencies -DoutputDirectory="$out" -DincludeScope=runtime >&2
+  touch "$out/.complete"; rm -rf "$work"
+fi
+echo "$out"

@@ -1,0 +1,182 @@
+"""A real Kubernetes control plane without kubelet: etcd + kube-apiserver on 127.0.0.1.
+
+There is no controller-manager, scheduler or kubelet: CRDs, validation (including CEL), RBAC,
+status subresources, finalizers, watches and Events are real; Pods never start and namespaces
+never finish deleting. Users are client certificates signed by the client CA; ``admin`` is in
+``system:masters``.
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from kafka_zk_operator.devstack import certs, ports
+from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
+
+
+@dataclass
+class ControlPlane:
+    workdir: Path
+    bins: Path
+    etcd_port: int
+    etcd_peer_port: int
+    apiserver_port: int
+    etcd: ManagedProcess | None = None
+    apiserver: ManagedProcess | None = None
+    _client_ca: certs.CertificateAuthority | None = field(default=None, repr=False)
+
+    @property
+    def server(self) -> str:
+        return f"https://{ports.LOOPBACK}:{self.apiserver_port}"
+
+    @property
+    def cert_dir(self) -> Path:
+        return self.workdir / "pki"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.workdir / "kubeconfig"
+
+    def start(self) -> None:
+        self._write_certificates()
+        etcd_url = f"http://{ports.LOOPBACK}:{self.etcd_port}"
+        etcd_argv = [
+            str(self.bins / "etcd"),
+            f"--data-dir={self.workdir / 'etcd-data'}",
+            f"--listen-client-urls={etcd_url}",
+            f"--advertise-client-urls={etcd_url}",
+            f"--listen-peer-urls=http://{ports.LOOPBACK}:{self.etcd_peer_port}",
+            f"--initial-advertise-peer-urls=http://{ports.LOOPBACK}:{self.etcd_peer_port}",
+            f"--initial-cluster=default=http://{ports.LOOPBACK}:{self.etcd_peer_port}",
+            "--unsafe-no-fsync=true",
+            "--quota-backend-bytes=4294967296",
+        ]
+        self.etcd = ManagedProcess("etcd", etcd_argv, self.workdir / "etcd.log")
+        self.etcd.start()
+        wait_until(self._etcd_healthy, timeout=60, what="etcd to become healthy", process=self.etcd)
+
+        c = self.cert_dir
+        api_argv = [
+            str(self.bins / "kube-apiserver"),
+            f"--etcd-servers={etcd_url}",
+            f"--cert-dir={c}",
+            f"--tls-cert-file={c / 'apiserver.crt'}",
+            f"--tls-private-key-file={c / 'apiserver.key'}",
+            f"--secure-port={self.apiserver_port}",
+            f"--bind-address={ports.LOOPBACK}",
+            f"--advertise-address={ports.LOOPBACK}",
+            f"--client-ca-file={c / 'client-ca.crt'}",
+            "--authorization-mode=RBAC",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--disable-admission-plugins=ServiceAccount",
+            f"--service-account-issuer=https://{ports.LOOPBACK}:{self.apiserver_port}/",
+            f"--service-account-key-file={c / 'sa.pub'}",
+            f"--service-account-signing-key-file={c / 'sa.key'}",
+            "--v=1",
+        ]
+        self.apiserver = ManagedProcess("kube-apiserver", api_argv, self.workdir / "kube-apiserver.log")
+        self.apiserver.start()
+        wait_until(
+            self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver
+        )
+
+    def _write_certificates(self) -> None:
+        c = self.cert_dir
+        if (c / "client-ca.key").exists():
+            return
+        serving_ca = certs.CertificateAuthority.create("kzo-serving-ca")
+        client_ca = certs.CertificateAuthority.create("kzo-client-ca")
+        sa = certs.CertificateAuthority.create("kzo-service-accounts")
+        serving_cert, serving_key = serving_ca.issue("localhost", server=True)
+        certs.write(c / "serving-ca.crt", serving_ca.cert_pem)
+        certs.write(c / "apiserver.crt", serving_cert)
+        certs.write(c / "apiserver.key", serving_key, private=True)
+        certs.write(c / "client-ca.crt", client_ca.cert_pem)
+        certs.write(c / "client-ca.key", client_ca.key_pem, private=True)
+        certs.write(c / "sa.key", sa.key_pem, private=True)
+        certs.write(c / "sa.pub", sa.public_key_pem())
+        self._client_ca = client_ca
+        self.write_kubeconfig("admin", ("system:masters",), self.admin_kubeconfig)
+
+    def _load_client_ca(self) -> certs.CertificateAuthority:
+        if self._client_ca is None:
+            from cryptography import x509
+            from cryptography.hazmat.primitives import serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+
+            key = serialization.load_pem_private_key((self.cert_dir / "client-ca.key").read_bytes(), None)
+            assert isinstance(key, ec.EllipticCurvePrivateKey)
+            cert = x509.load_pem_x509_certificate((self.cert_dir / "client-ca.crt").read_bytes())
+            self._client_ca = certs.CertificateAuthority(key, cert)
+        return self._client_ca
+
+    def write_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
+        """Write a kubeconfig for a certificate user ``user`` in ``groups`` (used for RBAC tests)."""
+        cert, key = self._load_client_ca().issue(user, organizations=groups)
+        b64 = lambda data: base64.b64encode(data).decode()  # noqa: E731
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "kzo-local",
+                    "cluster": {
+                        "server": self.server,
+                        "certificate-authority-data": b64((self.cert_dir / "serving-ca.crt").read_bytes()),
+                    },
+                }
+            ],
+            "users": [{"name": user, "user": {"client-certificate-data": b64(cert), "client-key-data": b64(key)}}],
+            "contexts": [{"name": "kzo-local", "context": {"cluster": "kzo-local", "user": user}}],
+            "current-context": "kzo-local",
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(config))
+        path.chmod(0o600)
+        return path
+
+    def _etcd_healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://{ports.LOOPBACK}:{self.etcd_port}/health", timeout=2) as r:
+                return b'"health":"true"' in r.read()
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def _apiserver_ready(self) -> bool:
+        ctx = ssl.create_default_context(cafile=str(self.cert_dir / "serving-ca.crt"))
+        ctx.load_cert_chain(*self._admin_cert_files())
+        try:
+            with urllib.request.urlopen(f"{self.server}/readyz", timeout=3, context=ctx) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def _admin_cert_files(self) -> tuple[str, str]:
+        crt, key = self.cert_dir / "admin-probe.crt", self.cert_dir / "admin-probe.key"
+        if not crt.exists():
+            cert_pem, key_pem = self._load_client_ca().issue("admin", organizations=("system:masters",))
+            certs.write(crt, cert_pem)
+            certs.write(key, key_pem, private=True)
+        return str(crt), str(key)
+
+    def stop(self) -> None:
+        if self.apiserver is not None:
+            self.apiserver.stop(timeout=15)
+        if self.etcd is not None:
+            self.etcd.stop(timeout=10)
+
+
+def kubectl_available() -> bool:
+    try:
+        return subprocess.run(["kubectl", "version", "--client"], capture_output=True).returncode == 0
+    except OSError:
+        return False

@@ -1,0 +1,51 @@
+"""Java command lines for the JVM components (ZooKeeper, Kafka) with small, quick-starting heaps."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kafka_zk_operator.devstack.errors import StackError
+
+
+def java_executable() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise StackError("'java' is not on PATH; install Java 17 (Debian: openjdk-17-jre-headless)")
+    return java
+
+
+def java_argv(libs: Path, main_class: str, args: list[str], *, heap: str, log4j: Path) -> list[str]:
+    return [
+        java_executable(),
+        f"-Xmx{heap}",
+        "-Xms64m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Djava.awt.headless=true",
+        "-Djava.net.preferIPv4Stack=true",
+        f"-Dlog4j.configuration=file:{log4j}",
+        "-cp",
+        f"{libs}/*",
+        main_class,
+        *args,
+    ]
+
+
+LOG4J_PROPERTIES = """\
+log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.kafka.controller=INFO
+log4j.logger.state.change.logger=INFO
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.kafka.log.LogCleaner=WARN
+"""
+
+
+def write_log4j(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LOG4J_PROPERTIES)
+    return path

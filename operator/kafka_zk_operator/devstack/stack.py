@@ -1,0 +1,296 @@
+"""The whole local stack: ZooKeeper, N racked Kafka brokers and (optionally) etcd + kube-apiserver.
+
+``LocalStack.up()`` obtains the binaries (cached), starts every component on 127.0.0.1, waits
+until each is ready and records pids and ports in ``<state_dir>/stack.json``; ``down()`` stops
+them in the right order (brokers before ZooKeeper). The same class backs ``kzo dev`` and the
+pytest fixtures, so the tests run exactly what a developer runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from kafka_zk_operator.devstack import artifacts, ports
+from kafka_zk_operator.devstack.controlplane import ControlPlane
+from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.kafka import KafkaBroker
+from kafka_zk_operator.devstack.processes import ManagedProcess, pid_alive, wait_until
+from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
+
+DEFAULT_RACKS = ("rack-a", "rack-b", "rack-c")
+STATE_FILE = "stack.json"
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    """What to run. ``base_port=None`` picks free ports (tests); a number gives fixed ports (dev)."""
+
+    brokers: int = 3
+    racks: tuple[str, ...] = DEFAULT_RACKS
+    kafka_version: str = artifacts.DEFAULT_KAFKA_VERSION
+    with_kubernetes: bool = True
+    base_port: int | None = None
+    chroot: str = "/kafka"
+    k8s_version: str = artifacts.DEFAULT_K8S_VERSION
+    etcd_version: str = artifacts.DEFAULT_ETCD_VERSION
+
+    def rack_of(self, broker_id: int) -> str | None:
+        if not self.racks:
+            return None
+        return self.racks[(broker_id - 1) % len(self.racks)]
+
+
+@dataclass
+class BrokerInfo:
+    id: int
+    rack: str | None
+    port: int
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{ports.LOOPBACK}:{self.port}"
+
+
+@dataclass
+class StackState:
+    """What ``stack.json`` records: enough to reach and stop every component."""
+
+    spec: dict[str, Any]
+    zk_port: int
+    chroot: str
+    brokers: list[BrokerInfo]
+    pids: dict[str, int] = field(default_factory=dict)
+    apiserver: str | None = None
+    kubeconfig: str | None = None
+    logs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def zk_connect(self) -> str:
+        return f"{ports.LOOPBACK}:{self.zk_port}{self.chroot}"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers)
+
+
+Progress = Callable[[str], None]
+
+
+def _stderr_progress(message: str) -> None:
+    print(f"kzo: {message}", file=sys.stderr, flush=True)
+
+
+class LocalStack:
+    def __init__(self, spec: StackSpec, state_dir: Path, progress: Progress = _stderr_progress) -> None:
+        self.spec = spec
+        self.state_dir = state_dir
+        self.progress = progress
+        self.zookeeper: ZooKeeperServer | None = None
+        self.brokers: dict[int, KafkaBroker] = {}
+        self.controlplane: ControlPlane | None = None
+        self.kafka_libs: Path | None = None
+        self.zookeeper_libs: Path | None = None
+        self.extra_processes: dict[str, ManagedProcess] = {}
+
+    # ------------------------------------------------------------------ ports
+    def _port(self, offset: int, what: str) -> int:
+        if self.spec.base_port is None:
+            return ports.free_port()
+        return ports.claim(self.spec.base_port + offset, what)
+
+    # ------------------------------------------------------------------ up/down
+    def up(self) -> StackState:
+        started = time.monotonic()
+        existing = read_state(self.state_dir)
+        if existing is not None and any(pid_alive(p) for p in existing.pids.values()):
+            raise StackError(
+                f"a stack is already running from {self.state_dir} (see 'kzo dev status'); "
+                "run 'kzo dev down' first"
+            )
+        if self.state_dir.exists():
+            shutil.rmtree(self.state_dir)
+        self.state_dir.mkdir(parents=True)
+        # ZooKeeper always comes from the newest Kafka's jars (3.8.x); old Kafka lines ship 3.4.
+        self.zookeeper_libs = artifacts.kafka_libs(artifacts.DEFAULT_KAFKA_VERSION)
+        self.kafka_libs = artifacts.kafka_libs(self.spec.kafka_version)
+        bins = (
+            artifacts.k8s_bins(self.spec.k8s_version, self.spec.etcd_version)
+            if self.spec.with_kubernetes
+            else None
+        )
+        try:
+            self._start_zookeeper()
+            self._start_brokers()
+            if bins is not None:
+                self.progress("starting etcd and kube-apiserver ...")
+                self.controlplane = ControlPlane(
+                    self.state_dir / "k8s",
+                    bins,
+                    etcd_port=self._port(20, "etcd client"),
+                    etcd_peer_port=self._port(21, "etcd peer"),
+                    apiserver_port=self._port(22, "kube-apiserver"),
+                )
+                self.controlplane.start()
+            self.wait_brokers_registered(set(self.brokers))
+        except BaseException:
+            self.down()
+            raise
+        state = self.state()
+        write_state(self.state_dir, state)
+        self.progress(f"stack ready in {time.monotonic() - started:.0f} s")
+        return state
+
+    def _start_zookeeper(self) -> None:
+        assert self.zookeeper_libs is not None
+        self.progress("starting ZooKeeper ...")
+        self.zookeeper = ZooKeeperServer(
+            self.state_dir / "zookeeper", self._port(0, "ZooKeeper"), self.zookeeper_libs
+        )
+        self.zookeeper.start()
+        self.zookeeper.wait_ready()
+
+    def _start_brokers(self) -> None:
+        self.progress(
+            f"starting {self.spec.brokers} Kafka {self.spec.kafka_version} brokers "
+            f"(racks {', '.join(self.spec.racks) or 'none'}) ..."
+        )
+        for broker_id in range(1, self.spec.brokers + 1):
+            self.add_broker(broker_id, self.spec.rack_of(broker_id), wait=False)
+        for broker in self.brokers.values():
+            broker.wait_listening()
+
+    def add_broker(
+        self, broker_id: int, rack: str | None, *, wait: bool = True, extra: dict[str, str] | None = None
+    ) -> KafkaBroker:
+        """Start one more broker (also used to grow the cluster in reassignment tests)."""
+        assert self.zookeeper is not None and self.kafka_libs is not None
+        broker = KafkaBroker(
+            broker_id=broker_id,
+            rack=rack,
+            port=self._port(10 + broker_id, f"Kafka broker {broker_id}"),
+            workdir=self.state_dir / f"kafka-{broker_id}",
+            libs=self.kafka_libs,
+            zk_connect=f"{self.zookeeper.connect}{self.spec.chroot}",
+            cluster_size=max(self.spec.brokers, len(self.brokers) + 1),
+            extra_properties=extra or {},
+        )
+        self.brokers[broker_id] = broker
+        broker.start()
+        if wait:
+            broker.wait_listening()
+            self.wait_brokers_registered({broker_id})
+        return broker
+
+    def stop_broker(self, broker_id: int) -> None:
+        self.brokers[broker_id].stop()
+
+    def kill_broker(self, broker_id: int) -> None:
+        self.brokers[broker_id].kill()
+
+    def restart_broker(self, broker_id: int) -> None:
+        """Start a stopped broker again with the same id, port, rack and data."""
+        broker = self.brokers[broker_id]
+        broker.start()
+        broker.wait_listening()
+        self.wait_brokers_registered({broker_id})
+
+    def zk_client(self, timeout: float = 15.0) -> KazooClient:
+        """A started kazoo client on the Kafka chroot (the caller stops it)."""
+        assert self.zookeeper is not None
+        client = KazooClient(hosts=f"{self.zookeeper.connect}{self.spec.chroot}", timeout=timeout)
+        client.start(timeout=timeout)
+        return client
+
+    def wait_brokers_registered(self, broker_ids: set[int], timeout: float = 120.0) -> None:
+        client = self.zk_client()
+        try:
+
+            def registered() -> bool:
+                if not client.exists("/brokers/ids") or not client.exists("/controller"):
+                    return False
+                ids = {int(child) for child in client.get_children("/brokers/ids")}
+                return broker_ids <= ids
+
+            wait_until(registered, timeout=timeout, what=f"brokers {sorted(broker_ids)} to register")
+        finally:
+            client.stop()
+            client.close()
+
+    def down(self) -> None:
+        for broker in self.brokers.values():
+            broker.stop()
+        for proc in self.extra_processes.values():
+            proc.stop()
+        if self.controlplane is not None:
+            self.controlplane.stop()
+        if self.zookeeper is not None and self.zookeeper.process is not None:
+            self.zookeeper.process.stop()
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> StackState:
+        assert self.zookeeper is not None
+        pids: dict[str, int] = {}
+        logs: dict[str, str] = {}
+        procs: list[ManagedProcess | None] = [self.zookeeper.process]
+        procs += [b.process for b in self.brokers.values()]
+        if self.controlplane is not None:
+            procs += [self.controlplane.etcd, self.controlplane.apiserver]
+        procs += list(self.extra_processes.values())
+        for proc in procs:
+            if proc is not None and proc.pid is not None:
+                pids[proc.name] = proc.pid
+                logs[proc.name] = str(proc.log_path)
+        return StackState(
+            spec=asdict(self.spec),
+            zk_port=self.zookeeper.port,
+            chroot=self.spec.chroot,
+            brokers=[BrokerInfo(b.broker_id, b.rack, b.port) for b in self.brokers.values()],
+            pids=pids,
+            apiserver=self.controlplane.server if self.controlplane else None,
+            kubeconfig=str(self.controlplane.admin_kubeconfig) if self.controlplane else None,
+            logs=logs,
+        )
+
+
+def write_state(state_dir: Path, state: StackState) -> None:
+    data = asdict(state)
+    (state_dir / STATE_FILE).write_text(json.dumps(data, indent=2) + "\n")
+
+
+def read_state(state_dir: Path) -> StackState | None:
+    path = state_dir / STATE_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        brokers = [BrokerInfo(**b) for b in data.pop("brokers")]
+        return StackState(brokers=brokers, **data)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StackError(f"{path} is unreadable ({exc}); delete it and stop leftover processes by hand") from exc
+
+
+STOP_ORDER = ("operator", "kafka-", "kube-apiserver", "etcd", "zookeeper")
+
+
+def stop_recorded(state: StackState) -> list[str]:
+    """Stop every process recorded in ``state`` (brokers before ZooKeeper). Returns their names."""
+    stopped = []
+
+    def order(name: str) -> int:
+        return next((i for i, prefix in enumerate(STOP_ORDER) if name.startswith(prefix)), 0)
+
+    for name, pid in sorted(state.pids.items(), key=lambda item: order(item[0])):
+        proc = ManagedProcess(name, [name], Path(state.logs.get(name, "/dev/null")), pid=pid)
+        if proc.is_running():
+            proc.stop(timeout=60 if name.startswith("kafka-") else 15)
+            stopped.append(name)
+    return stopped

@@ -1,0 +1,78 @@
+"""A standalone ZooKeeper server (the one Kafka ships with) for the local stack."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_zk_operator.devstack import java, ports
+from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
+
+
+def four_letter_word(port: int, word: str, timeout: float = 1.0) -> str:
+    """Send a ZooKeeper four-letter command (e.g. ``srvr``) and return the answer, or ``""``."""
+    try:
+        with socket.create_connection((ports.LOOPBACK, port), timeout=timeout) as sock:
+            sock.sendall(word.encode())
+            chunks = []
+            while True:
+                data = sock.recv(4096)
+                if not data:
+                    break
+                chunks.append(data)
+    except OSError:
+        return ""
+    return b"".join(chunks).decode(errors="replace")
+
+
+@dataclass
+class ZooKeeperServer:
+    workdir: Path
+    port: int
+    libs: Path
+    process: ManagedProcess | None = None
+
+    @property
+    def connect(self) -> str:
+        return f"{ports.LOOPBACK}:{self.port}"
+
+    def start(self) -> None:
+        data_dir = self.workdir / "data"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        cfg = self.workdir / "zoo.cfg"
+        cfg.write_text(
+            "\n".join(
+                [
+                    "tickTime=2000",
+                    f"dataDir={data_dir}",
+                    f"clientPort={self.port}",
+                    f"clientPortAddress={ports.LOOPBACK}",
+                    "maxClientCnxns=0",
+                    "minSessionTimeout=2000",
+                    "maxSessionTimeout=60000",
+                    "4lw.commands.whitelist=*",
+                    "admin.enableServer=false",
+                    "autopurge.snapRetainCount=3",
+                    "autopurge.purgeInterval=1",
+                    "",
+                ]
+            )
+        )
+        log4j = java.write_log4j(self.workdir / "log4j.properties")
+        argv = java.java_argv(
+            self.libs,
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            [str(cfg)],
+            heap="256m",
+            log4j=log4j,
+        )
+        argv.insert(1, "-Dzookeeper.admin.enableServer=false")
+        self.process = ManagedProcess("zookeeper", argv, self.workdir / "zookeeper.log")
+        self.process.start()
+
+    def is_serving(self) -> bool:
+        return "Zookeeper version" in four_letter_word(self.port, "srvr")
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        wait_until(self.is_serving, timeout=timeout, what="ZooKeeper to serve", process=self.process)
