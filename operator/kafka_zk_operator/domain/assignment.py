@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId
@@ -49,16 +49,23 @@ class RackAwareMode(enum.StrEnum):
 
 
 def brokers_for_assignment(
-    brokers: Sequence[Broker], mode: RackAwareMode = RackAwareMode.ENFORCED
+    brokers: Sequence[Broker],
+    mode: RackAwareMode = RackAwareMode.ENFORCED,
+    *,
+    only_ids: Collection[BrokerId] | None = None,
 ) -> list[Broker]:
     """The brokers as ``AdminZkClient.getBrokerMetadatas`` hands them to the algorithm.
 
     Applies ``mode`` (``DISABLED`` drops every rack; ``SAFE`` drops them all when only some brokers
     have one) and sorts by broker id. ``brokers`` are the live brokers (children of
-    ``/brokers/ids``); an empty-string rack counts as a rack, as in Kafka.
+    ``/brokers/ids``); an empty-string rack counts as a rack, as in Kafka. ``only_ids`` is Kafka's
+    ``brokerList`` argument: keep only those brokers (ids not among ``brokers`` are ignored).
 
     :raises InvalidSpec: ``ENFORCED`` and only some brokers have a rack.
     """
+    if only_ids is not None:
+        wanted = set(only_ids)
+        brokers = [broker for broker in brokers if broker.id in wanted]
     with_rack = sum(1 for broker in brokers if broker.rack is not None)
     mixed = 0 < with_rack < len(brokers)
     if mode is RackAwareMode.ENFORCED and mixed:
