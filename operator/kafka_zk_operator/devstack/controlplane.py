@@ -85,9 +85,7 @@ class ControlPlane:
         ]
         self.apiserver = ManagedProcess("kube-apiserver", api_argv, self.workdir / "kube-apiserver.log")
         self.apiserver.start()
-        wait_until(
-            self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver
-        )
+        wait_until(self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver)
 
     def _write_certificates(self) -> None:
         c = self.cert_dir
@@ -122,7 +120,10 @@ class ControlPlane:
     def write_kubeconfig(self, user: str, groups: tuple[str, ...], path: Path) -> Path:
         """Write a kubeconfig for a certificate user ``user`` in ``groups`` (used for RBAC tests)."""
         cert, key = self._load_client_ca().issue(user, organizations=groups)
-        b64 = lambda data: base64.b64encode(data).decode()  # noqa: E731
+
+        def b64(data: bytes) -> str:
+            return base64.b64encode(data).decode()
+
         config = {
             "apiVersion": "v1",
             "kind": "Config",
@@ -135,7 +136,9 @@ class ControlPlane:
                     },
                 }
             ],
-            "users": [{"name": user, "user": {"client-certificate-data": b64(cert), "client-key-data": b64(key)}}],
+            "users": [
+                {"name": user, "user": {"client-certificate-data": b64(cert), "client-key-data": b64(key)}}
+            ],
             "contexts": [{"name": "kzo-local", "context": {"cluster": "kzo-local", "user": user}}],
             "current-context": "kzo-local",
         }
@@ -156,7 +159,8 @@ class ControlPlane:
         ctx.load_cert_chain(*self._admin_cert_files())
         try:
             with urllib.request.urlopen(f"{self.server}/readyz", timeout=3, context=ctx) as r:
-                return r.status == 200
+                status: int = r.status
+                return status == 200
         except (urllib.error.URLError, OSError):
             return False
 

@@ -275,7 +275,9 @@ def read_state(state_dir: Path) -> StackState | None:
         brokers = [BrokerInfo(**b) for b in data.pop("brokers")]
         return StackState(brokers=brokers, **data)
     except (ValueError, TypeError, KeyError) as exc:
-        raise StackError(f"{path} is unreadable ({exc}); delete it and stop leftover processes by hand") from exc
+        raise StackError(
+            f"{path} is unreadable ({exc}); delete it and stop leftover processes by hand"
+        ) from exc
 
 
 STOP_ORDER = ("operator", "kafka-", "kube-apiserver", "etcd", "zookeeper")

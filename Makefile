@@ -1,0 +1,28 @@
+# kafka-zk-operator developer commands. Every target installs what it needs (cached).
+.PHONY: help bootstrap prepare demo demo-down test lint unit
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
+
+bootstrap:  ## create .venv with the project and its test tools
+	./scripts/bootstrap.sh
+
+prepare: bootstrap  ## fetch Kafka jars and build kube-apiserver/etcd into ~/.cache/kafka-zk-operator
+	.venv/bin/kzo dev prepare
+
+demo: prepare  ## the main job: local stack + operator + example resources
+	./scripts/demo.sh
+
+demo-down:  ## stop what 'make demo' started
+	.venv/bin/kzo dev down
+
+lint: bootstrap  ## ruff, mypy --strict, import layering
+	.venv/bin/ruff check operator tests benchmarks
+	.venv/bin/mypy
+	.venv/bin/lint-imports
+
+unit: bootstrap  ## fast unit tests only
+	.venv/bin/pytest tests/unit -q
+
+test: prepare lint  ## the whole suite: lint + unit + integration + e2e against the real stack
+	./scripts/run-tests.sh

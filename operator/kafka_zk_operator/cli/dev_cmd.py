@@ -1,0 +1,202 @@
+"""``kzo dev``: run the local stack (ZooKeeper, racked Kafka brokers, etcd + kube-apiserver).
+
+``up`` starts everything in the background and returns; ``status`` shows what runs and where;
+``env`` prints shell exports (KUBECONFIG, KZO_ZOOKEEPER, KZO_BOOTSTRAP); ``logs`` shows log files;
+``down`` stops it all. State lives in ``--state-dir`` (default ``<cache>/dev``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from kafka_zk_operator.cli.main import CliError
+from kafka_zk_operator.devstack import artifacts
+from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.processes import pid_alive
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec, read_state, stop_recorded
+
+DEFAULT_BASE_PORT = 29000
+
+
+def _default_state_dir() -> Path:
+    return artifacts.cache_dir() / "dev"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dev",
+        help="run the local ZooKeeper + Kafka + kube-apiserver stack",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="dev_command", metavar="ACTION", parser_class=type(parser))
+    sub.required = True
+
+    up = sub.add_parser("up", help="start the stack in the background")
+    _add_state_dir(up)
+    up.add_argument("--brokers", type=int, default=3, help="number of Kafka brokers (default 3)")
+    up.add_argument("--racks", default="rack-a,rack-b,rack-c", help="comma-separated racks, '' for none")
+    up.add_argument(
+        "--kafka-version",
+        default=artifacts.DEFAULT_KAFKA_VERSION,
+        choices=artifacts.SUPPORTED_KAFKA_VERSIONS,
+        help=f"Kafka line to run in ZooKeeper mode (default {artifacts.DEFAULT_KAFKA_VERSION})",
+    )
+    up.add_argument("--no-kubernetes", action="store_true", help="skip etcd and kube-apiserver")
+    up.add_argument(
+        "--base-port",
+        type=int,
+        default=DEFAULT_BASE_PORT,
+        help=f"ZooKeeper on BASE, brokers on BASE+10+id, etcd BASE+20/21, API server BASE+22 "
+        f"(default {DEFAULT_BASE_PORT}; 0 = any free ports)",
+    )
+    up.set_defaults(func=_up)
+    prepare = sub.add_parser("prepare", help="fetch/build every binary the stack and tests need (cached)")
+    prepare.add_argument(
+        "--kafka-versions",
+        default=",".join((artifacts.DEFAULT_KAFKA_VERSION, "2.8.2", "2.3.1")),
+        help="comma-separated Kafka versions to fetch",
+    )
+    prepare.add_argument("--no-kubernetes", action="store_true", help="skip building kube-apiserver/etcd")
+    prepare.set_defaults(func=_prepare)
+    for name, func, text in (
+        ("down", _down, "stop everything the last 'up' started"),
+        ("status", _status, "show components, pids, ports"),
+        ("env", _env, "print shell exports for the running stack"),
+    ):
+        p = sub.add_parser(name, help=text)
+        _add_state_dir(p)
+        if name == "status":
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.set_defaults(func=func)
+    logs = sub.add_parser("logs", help="print log file paths, or the tail of one component's log")
+    _add_state_dir(logs)
+    logs.add_argument("component", nargs="?", help="e.g. kafka-1, zookeeper, kube-apiserver")
+    logs.add_argument("-n", "--lines", type=int, default=40)
+    logs.set_defaults(func=_logs)
+
+
+def _add_state_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-dir", type=Path, default=None, help="where state and logs live (default <cache>/dev)"
+    )
+
+
+def _state_dir(args: argparse.Namespace) -> Path:
+    return args.state_dir if args.state_dir is not None else _default_state_dir()
+
+
+def _up(args: argparse.Namespace) -> int:
+    if args.brokers < 1:
+        raise CliError(f"--brokers must be at least 1, got {args.brokers}")
+    if args.base_port < 0 or args.base_port > 65000:
+        raise CliError(f"--base-port must be between 0 and 65000, got {args.base_port}")
+    racks = tuple(r.strip() for r in args.racks.split(",") if r.strip())
+    spec = StackSpec(
+        brokers=args.brokers,
+        racks=racks,
+        kafka_version=args.kafka_version,
+        with_kubernetes=not args.no_kubernetes,
+        base_port=args.base_port or None,
+    )
+    try:
+        state = LocalStack(spec, _state_dir(args)).up()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
+    print(f"ZooKeeper:   {state.zk_connect}")
+    print(f"Kafka:       {state.bootstrap_servers}")
+    for broker in state.brokers:
+        print(f"  broker {broker.id}: {broker.bootstrap} rack={broker.rack}")
+    if state.kubeconfig:
+        print(f"API server:  {state.apiserver}")
+        print(f"Kubeconfig:  {state.kubeconfig}")
+    print(f"Logs:        {_state_dir(args)}  (kzo dev logs)")
+    print('Environment: eval "$(kzo dev env)"   Stop: kzo dev down')
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    versions = [v.strip() for v in args.kafka_versions.split(",") if v.strip()]
+    unknown = [v for v in versions if v not in artifacts.SUPPORTED_KAFKA_VERSIONS]
+    if unknown:
+        raise CliError(
+            f"unsupported Kafka version(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(artifacts.SUPPORTED_KAFKA_VERSIONS)}"
+        )
+    try:
+        for version in versions:
+            print(f"Kafka {version}: {artifacts.kafka_libs(version)}")
+        if not args.no_kubernetes:
+            print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
+    return 0
+
+
+def _load(args: argparse.Namespace) -> Any:
+    try:
+        state = read_state(_state_dir(args))
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
+    if state is None:
+        raise CliError(f"no stack state in {_state_dir(args)}; start one with 'kzo dev up'")
+    return state
+
+
+def _down(args: argparse.Namespace) -> int:
+    state = _load(args)
+    stopped = stop_recorded(state)
+    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    state = _load(args)
+    rows = {name: {"pid": pid, "running": pid_alive(pid)} for name, pid in state.pids.items()}
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "zookeeper": state.zk_connect,
+                    "bootstrap": state.bootstrap_servers,
+                    "apiserver": state.apiserver,
+                    "kubeconfig": state.kubeconfig,
+                    "processes": rows,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"{'COMPONENT':<16} {'PID':>8}  STATE")
+    for name, row in rows.items():
+        print(f"{name:<16} {row['pid']:>8}  {'running' if row['running'] else 'stopped'}")
+    print(f"\nZooKeeper {state.zk_connect}   Kafka {state.bootstrap_servers}")
+    if state.apiserver:
+        print(f"API server {state.apiserver}   KUBECONFIG={state.kubeconfig}")
+    return 0 if all(row["running"] for row in rows.values()) else 1
+
+
+def _env(args: argparse.Namespace) -> int:
+    state = _load(args)
+    if state.kubeconfig:
+        print(f"export KUBECONFIG={state.kubeconfig}")
+    print(f"export KZO_ZOOKEEPER={state.zk_connect}")
+    print(f"export KZO_BOOTSTRAP={state.bootstrap_servers}")
+    return 0
+
+
+def _logs(args: argparse.Namespace) -> int:
+    state = _load(args)
+    if args.component is None:
+        for name, path in state.logs.items():
+            print(f"{name:<16} {path}")
+        return 0
+    path = state.logs.get(args.component)
+    if path is None:
+        raise CliError(f"unknown component {args.component!r}; one of: {', '.join(state.logs)}")
+    lines = Path(path).read_text(errors="replace").splitlines()[-args.lines :]
+    print("\n".join(lines))
+    return 0
