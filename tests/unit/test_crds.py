@@ -137,7 +137,12 @@ def test_conditions_follow_the_kubernetes_condition_shape(crd: dict[str, Any]) -
     assert conditions["x-kubernetes-list-map-keys"] == ["type"]
     item = conditions["items"]
     assert set(item["properties"]) == {
-        "type", "status", "reason", "message", "lastTransitionTime", "observedGeneration"
+        "type",
+        "status",
+        "reason",
+        "message",
+        "lastTransitionTime",
+        "observedGeneration",
     }
     assert set(item["required"]) == {"type", "status"}
     assert item["properties"]["status"]["enum"] == ["True", "False", "Unknown"]
@@ -184,7 +189,13 @@ def test_kafkatopic_names(topic_crd: dict[str, Any]) -> None:
 def test_kafkatopic_spec_fields(topic_crd: dict[str, Any]) -> None:
     spec = node(topic_crd, ".spec")
     assert set(spec["properties"]) == {
-        "cluster", "topicName", "partitions", "replicationFactor", "config", "assignment", "deletionPolicy"
+        "cluster",
+        "topicName",
+        "partitions",
+        "replicationFactor",
+        "config",
+        "assignment",
+        "deletionPolicy",
     }
     assert set(spec["required"]) == {"partitions", "replicationFactor"}
 
@@ -249,9 +260,21 @@ def test_kafkatopic_assignment_must_match_partitions_and_rf(topic_crd: dict[str,
 def test_kafkatopic_status_fields(topic_crd: dict[str, Any]) -> None:
     status = node(topic_crd, ".status")
     assert set(status["properties"]) == {
-        "observedGeneration", "conditions", "topicName", "topicId", "partitions", "replicationFactor",
-        "partitionStates", "partitionStatesTruncated", "underReplicatedPartitions", "underMinIsrPartitions",
-        "offlinePartitions", "leaderlessPartitions", "lastSyncTime", "drift", "kopf",
+        "observedGeneration",
+        "conditions",
+        "topicName",
+        "topicId",
+        "partitions",
+        "replicationFactor",
+        "partitionStates",
+        "partitionStatesTruncated",
+        "underReplicatedPartitions",
+        "underMinIsrPartitions",
+        "offlinePartitions",
+        "leaderlessPartitions",
+        "lastSyncTime",
+        "drift",
+        "kopf",
     }
 
 
@@ -288,7 +311,11 @@ def test_partitionreassignment_names_avoid_tektons_pr(reassignment_crd: dict[str
 
 def test_partitionreassignment_modes(reassignment_crd: dict[str, Any]) -> None:
     assert node(reassignment_crd, ".spec.mode")["enum"] == [
-        "Explicit", "AddBrokers", "RemoveBrokers", "Rebalance", "ReplicationFactor"
+        "Explicit",
+        "AddBrokers",
+        "RemoveBrokers",
+        "Rebalance",
+        "ReplicationFactor",
     ]
     assert node(reassignment_crd, ".spec")["required"] == ["mode"]
 
@@ -325,16 +352,37 @@ def test_partitionreassignment_mode_rules(reassignment_crd: dict[str, Any]) -> N
 def test_partitionreassignment_status_fields(reassignment_crd: dict[str, Any]) -> None:
     status = node(reassignment_crd, ".status")
     assert {
-        "phase", "observedGeneration", "conditions", "proposal", "plan", "planConfigMaps", "progress",
-        "throttle", "stuck", "message", "progressText", "kopf",
+        "phase",
+        "observedGeneration",
+        "conditions",
+        "proposal",
+        "plan",
+        "planConfigMaps",
+        "progress",
+        "throttle",
+        "stuck",
+        "message",
+        "progressText",
+        "kopf",
     } <= set(status["properties"])
     assert node(reassignment_crd, ".status.phase")["enum"] == [
-        "Pending", "ProposalReady", "Queued", "Running", "Completed", "Failed", "Stopped"
+        "Pending",
+        "ProposalReady",
+        "Queued",
+        "Running",
+        "Completed",
+        "Failed",
+        "Stopped",
     ]
     assert node(reassignment_crd, ".status.plan")["maxItems"] == 500
     assert set(node(reassignment_crd, ".status.plan[]")["properties"]) == {"topic", "partition", "from", "to"}
     assert set(node(reassignment_crd, ".status.proposal.brokers[]")["properties"]) == {
-        "id", "rack", "replicasBefore", "replicasAfter", "leadersBefore", "leadersAfter"
+        "id",
+        "rack",
+        "replicasBefore",
+        "replicasAfter",
+        "leadersBefore",
+        "leadersAfter",
     }
 
 
