@@ -1,0 +1,484 @@
+"""Topic planning: what to write to ZooKeeper so a Kafka topic matches its KafkaTopic spec.
+
+:func:`plan_topic` compares the desired topic (from the custom resource) with what ZooKeeper
+holds and returns a :class:`TopicPlan`: the ordered writes to make (create the topic, write its
+config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
+for requests that cannot or must not be carried out. Called by the topic reconciler on every
+create, update, resume and resync (read → plan → apply → report); a resync of an in-sync topic
+yields an empty plan, so nothing is written.
+
+Rules it enforces (reference §5, §13): configs are validated before any write; partitions only
+grow, with new ids ``count .. newCount-1`` placed by Kafka's own algorithm or by the explicit
+assignment; existing replica lists are never rewritten (a difference is reported); no partitions
+are added while the topic is being reassigned or deleted; a topic is not recreated while its
+deletion is pending; the operator-owned throttle configs are carried over on every config write.
+
+No side effects: no I/O, no clock; the only randomness is Kafka's random start index on create,
+drawn from the injected ``rng``.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from kafka_zk_operator.domain import assignment as kafka_assignment
+from kafka_zk_operator.domain import errors, topic_config, topic_names
+from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
+
+ReplicaMap = Mapping[PartitionId, tuple[BrokerId, ...]]
+
+#: Partitions listed by name in one drift sentence; the rest are counted.
+MAX_PARTITIONS_NAMED = 10
+
+
+class DriftPolicy(enum.StrEnum):
+    """What to do when Kafka differs from the spec in a way the operator can change."""
+
+    #: Write the spec (Strimzi's behaviour): out-of-band config changes are reverted.
+    REVERT = "revert"
+    #: Keep Kafka's value and report it; only what changed in the spec since the operator last
+    #: wrote the config is applied. Partitions added outside the operator are reported too.
+    REPORT = "report"
+
+
+class PlanKind(enum.StrEnum):
+    CREATE = "Create"
+    GROW = "Grow"
+    ALTER_CONFIG = "AlterConfig"
+    GROW_AND_ALTER_CONFIG = "GrowAndAlterConfig"
+    NO_CHANGE = "NoChange"
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredTopic:
+    """The topic a KafkaTopic asks for (``spec.topicName`` or ``metadata.name``, etc.)."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str]
+    #: ``spec.assignment`` with integer partition ids, or ``None`` for Kafka's placement.
+    assignment: ReplicaMap | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedTopic:
+    """What ZooKeeper holds for the topic name. ``None`` in place of this: nothing at all."""
+
+    #: ``/brokers/topics/<t>``; ``None`` when absent while other znodes of the name remain.
+    assignment: TopicAssignment | None
+    #: ``/config/topics/<t>`` (the complete override set; empty when absent).
+    config: Mapping[str, str]
+    #: ``/admin/delete_topics/<t>`` exists.
+    marked_for_deletion: bool = False
+    #: The topic appears in ``/admin/reassign_partitions`` (the topic znode's adding/removing
+    #: replicas are checked as well).
+    in_reassignment: bool = False
+
+    @property
+    def is_reassigning(self) -> bool:
+        return self.in_reassignment or (self.assignment is not None and self.assignment.is_reassigning)
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopic:
+    """Write ``/config/topics/<t>`` (even when empty), then create ``/brokers/topics/<t>``."""
+
+    assignment: ReplicaMap
+    config: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTopicConfig:
+    """Replace ``/config/topics/<t>`` with ``config`` and add a change notification."""
+
+    #: The complete new override set (operator-owned keys carried over from Kafka).
+    config: Mapping[str, str]
+    #: One phrase per changed key, e.g. ``retention.ms: '1000' -> '2000'``.
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GrowPartitions:
+    """Append ``new_assignment`` to ``/brokers/topics/<t>``, keeping every other field."""
+
+    #: Partition count the plan was made against; the write must find exactly this many.
+    existing_partition_count: int
+    #: Only the new partitions, ids ``existing_partition_count .. total-1``.
+    new_assignment: ReplicaMap
+
+    @property
+    def total_partitions(self) -> int:
+        return self.existing_partition_count + len(self.new_assignment)
+
+
+TopicAction = CreateTopic | AlterTopicConfig | GrowPartitions
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPlan:
+    """The writes for one topic, in the order to apply them, plus what to tell the user."""
+
+    topic: str
+    #: Config before partitions, so new partitions' logs are created with the new config.
+    actions: tuple[TopicAction, ...] = ()
+    warnings: tuple[str, ...] = ()
+    drift: tuple[str, ...] = ()
+
+    @property
+    def create(self) -> CreateTopic | None:
+        return next((a for a in self.actions if isinstance(a, CreateTopic)), None)
+
+    @property
+    def alter_config(self) -> AlterTopicConfig | None:
+        return next((a for a in self.actions if isinstance(a, AlterTopicConfig)), None)
+
+    @property
+    def grow(self) -> GrowPartitions | None:
+        return next((a for a in self.actions if isinstance(a, GrowPartitions)), None)
+
+    @property
+    def kind(self) -> PlanKind:
+        if self.create:
+            return PlanKind.CREATE
+        if self.grow and self.alter_config:
+            return PlanKind.GROW_AND_ALTER_CONFIG
+        if self.grow:
+            return PlanKind.GROW
+        if self.alter_config:
+            return PlanKind.ALTER_CONFIG
+        return PlanKind.NO_CHANGE
+
+    @property
+    def reason(self) -> errors.Reason:
+        """Created, Updated or InSync (the caller says Adopted for a first sync of an existing topic)."""
+        if self.create:
+            return errors.Reason.CREATED
+        return errors.Reason.UPDATED if self.actions else errors.Reason.IN_SYNC
+
+
+def plan_topic(
+    desired: DesiredTopic,
+    observed: ObservedTopic | None,
+    brokers: Sequence[Broker],
+    *,
+    drift_policy: DriftPolicy = DriftPolicy.REVERT,
+    applied_config: Mapping[str, str] | None = None,
+    existing_topics: Collection[str] = (),
+    rack_aware_mode: kafka_assignment.RackAwareMode = kafka_assignment.RackAwareMode.ENFORCED,
+    rng: random.Random | None = None,
+) -> TopicPlan:
+    """Plan the writes that make ``observed`` match ``desired``. No side effects.
+
+    :param brokers: the live brokers (children of ``/brokers/ids``) with their racks.
+    :param applied_config: the config the operator last wrote for this resource, if known; with
+        ``DriftPolicy.REPORT`` it tells spec edits (applied) from out-of-band changes (reported).
+        Without it, ``REPORT`` applies the spec like ``REVERT`` (first contact: the spec wins).
+    :param existing_topics: every topic name in the cluster, for Kafka's ``.``/``_`` collision
+        check before a create.
+    :param rack_aware_mode: how Kafka's placement treats ``broker.rack`` (default: Kafka's).
+    :param rng: source of Kafka's random start index when creating a topic without an explicit
+        assignment.
+    :raises InvalidTopicName: illegal, reserved, or colliding with an existing topic.
+    :raises InvalidPartitions: fewer than one partition.
+    :raises InvalidReplicationFactor: below one, or above the number of live brokers.
+    :raises InvalidConfig: a config Kafka would refuse.
+    :raises InvalidSpec: an explicit assignment with wrong partition ids, wrong replica counts,
+        duplicate or unregistered brokers; only some brokers have a rack (enforced mode).
+    :raises NotSupported: fewer partitions than Kafka has (with ``REVERT``), or a different
+        replication factor (use a PartitionReassignment).
+    :raises ReassignmentInProgress: partitions to add, or a replication factor that differs, while
+        the topic is being reassigned.
+    :raises TopicBeingDeleted: the topic is queued for deletion.
+    :raises MalformedZnode: the topic znode's partition ids are not ``0 .. N-1``.
+    """
+    _validate_desired(desired)
+    warnings = tuple(topic_config.config_warnings(desired.config))
+    if observed is not None and observed.marked_for_deletion:
+        raise errors.TopicBeingDeleted(
+            f"Topic '{desired.name}' is queued for deletion (/admin/delete_topics/{desired.name} exists); "
+            "it is recreated once Kafka has finished deleting it."
+        )
+    if observed is None or observed.assignment is None:
+        leftover = observed is not None and bool(observed.config)
+        create = _plan_create(desired, brokers, existing_topics, rack_aware_mode, rng)
+        if leftover:
+            warnings += (
+                f"/config/topics/{desired.name} existed without /brokers/topics/{desired.name} "
+                "(an interrupted create?); it is overwritten.",
+            )
+        return TopicPlan(desired.name, (create,), warnings)
+    return _plan_update(
+        desired,
+        observed,
+        observed.assignment,
+        brokers,
+        drift_policy,
+        applied_config,
+        rack_aware_mode,
+        warnings,
+    )
+
+
+# --- validation of the spec alone ---------------------------------------------------------------
+
+
+def _validate_desired(desired: DesiredTopic) -> None:
+    topic_names.validate_topic_name(desired.name)
+    if desired.partitions < 1:
+        raise errors.InvalidPartitions(
+            f"Topic '{desired.name}' needs at least 1 partition (got {desired.partitions})."
+        )
+    if desired.replication_factor < 1:
+        raise errors.InvalidReplicationFactor(
+            f"Topic '{desired.name}' needs a replication factor of at least 1 "
+            f"(got {desired.replication_factor})."
+        )
+    topic_config.validate_topic_config(desired.config, desired.replication_factor)
+    if desired.assignment is not None:
+        _validate_assignment_shape(desired)
+
+
+def _validate_assignment_shape(desired: DesiredTopic) -> None:
+    assert desired.assignment is not None
+    ids = sorted(desired.assignment)
+    if ids != list(range(desired.partitions)):
+        raise errors.InvalidSpec(
+            f"spec.assignment must list partitions 0 to {desired.partitions - 1}, each once "
+            f"(got {_describe_ids(ids)})."
+        )
+    for partition in ids:
+        replicas = desired.assignment[partition]
+        if len(replicas) != desired.replication_factor:
+            raise errors.InvalidSpec(
+                f"spec.assignment partition {partition} lists {len(replicas)} brokers, "
+                f"but replicationFactor is {desired.replication_factor}."
+            )
+        if len(set(replicas)) != len(replicas):
+            raise errors.InvalidSpec(
+                f"spec.assignment partition {partition} names a broker more than once: {list(replicas)}."
+            )
+
+
+def _check_brokers_registered(assignment: ReplicaMap, brokers: Sequence[Broker]) -> None:
+    live = {broker.id for broker in brokers}
+    unknown = sorted({b for replicas in assignment.values() for b in replicas} - live)
+    if unknown:
+        raise errors.InvalidSpec(
+            f"spec.assignment names brokers that are not registered: {unknown} "
+            f"(live brokers: {sorted(live)})."
+        )
+
+
+# --- create ----------------------------------------------------------------------------------------
+
+
+def _plan_create(
+    desired: DesiredTopic,
+    brokers: Sequence[Broker],
+    existing_topics: Collection[str],
+    rack_aware_mode: kafka_assignment.RackAwareMode,
+    rng: random.Random | None,
+) -> CreateTopic:
+    collision = topic_names.find_collision(desired.name, existing_topics)
+    if collision is not None:
+        raise errors.InvalidTopicName(
+            f"Topic '{desired.name}' collides with existing topic '{collision}': Kafka treats '.' and '_' "
+            "alike in metric names. Choose another name."
+        )
+    if desired.assignment is not None:
+        _check_brokers_registered(desired.assignment, brokers)
+        placement = {p: tuple(desired.assignment[p]) for p in sorted(desired.assignment)}
+    else:
+        candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
+        computed = kafka_assignment.assign_replicas_to_brokers(
+            candidates, desired.partitions, desired.replication_factor, rng=rng
+        )
+        placement = {p: tuple(replicas) for p, replicas in computed.items()}
+    return CreateTopic(placement, dict(desired.config))
+
+
+# --- update ----------------------------------------------------------------------------------------
+
+
+def _plan_update(
+    desired: DesiredTopic,
+    observed: ObservedTopic,
+    current: TopicAssignment,
+    brokers: Sequence[Broker],
+    drift_policy: DriftPolicy,
+    applied_config: Mapping[str, str] | None,
+    rack_aware_mode: kafka_assignment.RackAwareMode,
+    warnings: tuple[str, ...],
+) -> TopicPlan:
+    name = desired.name
+    _check_partition_ids(name, current)
+    drift: list[str] = []
+    _check_replication_factor(desired, observed, current, drift)
+    actions: list[TopicAction] = []
+    alter = _plan_config(desired, observed.config, drift_policy, applied_config, drift)
+    if alter is not None:
+        actions.append(alter)
+    observed_count = current.partition_count
+    if desired.partitions < observed_count:
+        message = (
+            f"Topic '{name}' has {observed_count} partitions in Kafka but spec.partitions is "
+            f"{desired.partitions}: partitions were added outside the operator"
+        )
+        if drift_policy is DriftPolicy.REVERT:
+            raise errors.NotSupported(
+                f"Decreasing partitions not supported. {message}; set spec.partitions to {observed_count}."
+            )
+        drift.append(f"{message}; Kafka cannot remove them.")
+    elif desired.partitions > observed_count:
+        actions.append(_plan_grow(desired, observed, current, brokers, rack_aware_mode))
+    if desired.assignment is not None:
+        drift.extend(_replica_drift(desired.assignment, current))
+    return TopicPlan(name, tuple(actions), warnings, tuple(drift))
+
+
+def _check_partition_ids(name: str, current: TopicAssignment) -> None:
+    ids = sorted(current.partitions)
+    if not ids:
+        raise errors.MalformedZnode(f"/brokers/topics/{name}", "the topic has no partitions")
+    if ids != list(range(len(ids))):
+        raise errors.MalformedZnode(
+            f"/brokers/topics/{name}", f"partition ids must be 0..{len(ids) - 1}, found {_describe_ids(ids)}"
+        )
+
+
+def _check_replication_factor(
+    desired: DesiredTopic, observed: ObservedTopic, current: TopicAssignment, drift: list[str]
+) -> None:
+    actual = current.replication_factor
+    if actual != desired.replication_factor:
+        if observed.is_reassigning:
+            raise errors.ReassignmentInProgress(
+                f"Topic '{desired.name}' has replication factor {actual} in Kafka and "
+                f"{desired.replication_factor} in spec.replicationFactor while a reassignment is in "
+                "progress; waiting for it to finish."
+            )
+        raise errors.NotSupported(
+            f"Replication factor change not supported: topic '{desired.name}' has replication factor "
+            f"{actual} in Kafka, spec.replicationFactor is {desired.replication_factor}. Use a "
+            "PartitionReassignment with mode ReplicationFactor, then update the spec."
+        )
+    odd = sorted(p for p, replicas in _targets(current).items() if len(replicas) != actual)
+    if odd:
+        drift.append(
+            f"Partition(s) {_describe_ids(odd)} do not have {actual} replicas like partition "
+            f"{min(current.partitions)}; a PartitionReassignment can even them out."
+        )
+
+
+def _plan_grow(
+    desired: DesiredTopic,
+    observed: ObservedTopic,
+    current: TopicAssignment,
+    brokers: Sequence[Broker],
+    rack_aware_mode: kafka_assignment.RackAwareMode,
+) -> GrowPartitions:
+    count = current.partition_count
+    if observed.is_reassigning:
+        raise errors.ReassignmentInProgress(
+            f"Topic '{desired.name}' is being reassigned; its partitions can only be increased from {count} "
+            f"to {desired.partitions} once the reassignment has finished."
+        )
+    if desired.assignment is not None:
+        new = {p: tuple(desired.assignment[p]) for p in range(count, desired.partitions)}
+        _check_brokers_registered(new, brokers)
+    else:
+        candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
+        existing = {p: list(replicas) for p, replicas in current.partitions.items()}
+        computed = kafka_assignment.assign_new_partitions(existing, candidates, desired.partitions)
+        new = {p: tuple(replicas) for p, replicas in computed.items()}
+    return GrowPartitions(count, new)
+
+
+def _targets(current: TopicAssignment) -> dict[PartitionId, tuple[BrokerId, ...]]:
+    """Each partition's replicas once any reassignment completes (``replicas`` minus ``removing``)."""
+    targets: dict[PartitionId, tuple[BrokerId, ...]] = {}
+    for partition, replicas in current.partitions.items():
+        removing = set(current.removing_replicas.get(partition, ()))
+        targets[partition] = tuple(b for b in replicas if b not in removing)
+    return targets
+
+
+def _replica_drift(wanted: ReplicaMap, current: TopicAssignment) -> list[str]:
+    targets = _targets(current)
+    differing = sorted(p for p in targets if p in wanted and tuple(wanted[p]) != targets[p])
+    if not differing:
+        return []
+    shown = ", ".join(
+        f"{p}: {list(targets[p])} (spec {list(wanted[p])})" for p in differing[:MAX_PARTITIONS_NAMED]
+    )
+    more = (
+        f" and {len(differing) - MAX_PARTITIONS_NAMED} more" if len(differing) > MAX_PARTITIONS_NAMED else ""
+    )
+    return [
+        f"Replicas of {len(differing)} existing partition(s) differ from spec.assignment — {shown}{more}; "
+        "existing replicas are never rewritten, use a PartitionReassignment to move them."
+    ]
+
+
+# --- config ----------------------------------------------------------------------------------------
+
+
+def _plan_config(
+    desired: DesiredTopic,
+    observed_config: Mapping[str, str],
+    drift_policy: DriftPolicy,
+    applied_config: Mapping[str, str] | None,
+    drift: list[str],
+) -> AlterTopicConfig | None:
+    current = topic_config.without_operator_owned(observed_config)
+    wanted = dict(desired.config)
+    if drift_policy is DriftPolicy.REPORT and applied_config is not None:
+        wanted = _keep_out_of_band_changes(wanted, current, applied_config, drift)
+    if wanted == current:
+        return None
+    owned = {k: v for k, v in observed_config.items() if topic_config.is_operator_owned(k)}
+    changed_keys = sorted(key for key in set(current) | set(wanted) if current.get(key) != wanted.get(key))
+    changes = tuple(_describe_change(key, current.get(key), wanted.get(key)) for key in changed_keys)
+    return AlterTopicConfig({**wanted, **owned}, changes)
+
+
+def _keep_out_of_band_changes(
+    wanted: dict[str, str], current: Mapping[str, str], applied: Mapping[str, str], drift: list[str]
+) -> dict[str, str]:
+    """Per key: the spec's value if the spec changed it since the last write, else Kafka's (reported)."""
+    result: dict[str, str] = {}
+    for key in sorted(set(wanted) | set(current) | set(applied)):
+        spec_value, kafka_value, applied_value = wanted.get(key), current.get(key), applied.get(key)
+        spec_changed = spec_value != applied_value
+        value = spec_value if spec_changed else kafka_value
+        if not spec_changed and kafka_value != spec_value:
+            drift.append(
+                f"Config {key} is {_shown(kafka_value)} in Kafka but {_shown(spec_value)} in the spec "
+                "(changed outside the operator; kept because the drift policy is report)."
+            )
+        if value is not None:
+            result[key] = value
+    return result
+
+
+def _describe_change(key: str, before: str | None, after: str | None) -> str:
+    if before is None:
+        return f"{key}: set to {after!r}"
+    if after is None:
+        return f"{key}: {before!r} removed"
+    return f"{key}: {before!r} -> {after!r}"
+
+
+def _shown(value: str | None) -> str:
+    return "unset" if value is None else repr(value)
+
+
+def _describe_ids(ids: Sequence[int]) -> str:
+    if not ids:
+        return "none"
+    shown = ", ".join(str(i) for i in ids[:MAX_PARTITIONS_NAMED])
+    return shown + (f" and {len(ids) - MAX_PARTITIONS_NAMED} more" if len(ids) > MAX_PARTITIONS_NAMED else "")
