@@ -8,6 +8,7 @@ obtained or started fails the tests that need it with the reason: nothing is ski
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import uuid
@@ -67,7 +68,17 @@ class KafkaCluster:
         return self.stack.controlplane.admin_kubeconfig
 
     def zk_client(self) -> KazooClient:
+        """A started client; prefer ``zk_session()``, which also closes it."""
         return self.stack.zk_client()
+
+    @contextlib.contextmanager
+    def zk_session(self) -> Iterator[KazooClient]:
+        client = self.stack.zk_client()
+        try:
+            yield client
+        finally:
+            client.stop()
+            client.close()
 
 
 def _start(spec: StackSpec, state_dir: Path) -> LocalStack:

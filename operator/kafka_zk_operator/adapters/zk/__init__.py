@@ -1,1 +1,2 @@
-"""Package."""
+"""The ZooKeeper side: pure znode codecs (``znodes*``), the kazoo session (``session``), error
+mapping (``errors``) and the versioned store (``store``)."""

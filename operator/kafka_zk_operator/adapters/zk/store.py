@@ -1,0 +1,433 @@
+"""The ZooKeeper store: every read and write the operator makes on a Kafka cluster's metadata.
+
+Rules it enforces (``shared/reference/kafka-zookeeper.md`` §12-13):
+- writes are conditional on the version that was read (never ``-1`` on ``/brokers/topics`` or
+  ``/config``); multi-znode changes are one ZooKeeper transaction (topic create = config +
+  assignment; config change = config + ``/config/changes`` notification);
+- ``topic_id``, ``adding_replicas``, ``removing_replicas`` and unknown fields survive rewrites;
+- partition ``state`` znodes are only read; partition counts only grow;
+- ``/admin/reassign_partitions`` is only ever created (never set or deleted);
+- nothing is written while the cluster is migrating to KRaft.
+
+Every write increments ``writes`` (one per transaction or single-znode write) so callers and the
+benchmarks can prove that a no-op resync writes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.protocol.states import ZnodeStat
+
+from kafka_zk_operator.adapters.zk import errors as zk_errors
+from kafka_zk_operator.adapters.zk import (
+    znodes_admin,
+    znodes_brokers,
+    znodes_cluster,
+    znodes_config,
+    znodes_topics,
+)
+from kafka_zk_operator.adapters.zk.session import kafka_acls
+from kafka_zk_operator.domain import errors, model
+
+NOTIFICATION_PREFIX = znodes_config.CONFIG_CHANGE_CREATE_PATH
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Versioned(Generic[T]):
+    """A decoded znode together with the ZooKeeper data version it was read at."""
+
+    value: T
+    version: int
+
+
+@dataclass(frozen=True)
+class TopicSnapshot:
+    """Everything ZooKeeper says about one topic, read in one pass."""
+
+    name: str
+    assignment: Versioned[model.TopicAssignment]
+    config: Versioned[dict[str, str]] | None
+    marked_for_deletion: bool
+    in_reassignment_znode: bool
+    states: Mapping[int, model.PartitionState] = field(default_factory=dict)
+
+
+class ZkStore:
+    """Reads and versioned writes of Kafka's znodes through one started ``KazooClient``."""
+
+    def __init__(self, client: KazooClient, *, secure_acls: bool = False) -> None:
+        self.client = client
+        self.secure_acls = secure_acls
+        self._lock = threading.Lock()
+        self.writes = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _count_write(self) -> None:
+        with self._lock:
+            self.writes += 1
+
+    def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        with zk_errors.mapped(path):
+            try:
+                data, stat = self.client.get(path)
+            except NoNodeError:
+                return None
+        return data, stat
+
+    def _exists(self, path: str) -> bool:
+        with zk_errors.mapped(path):
+            return self.client.exists(path) is not None
+
+    def _children(self, path: str) -> list[str]:
+        with zk_errors.mapped(path):
+            try:
+                children: list[str] = self.client.get_children(path)
+            except NoNodeError:
+                return []
+        return children
+
+    def _acl(self, path: str) -> object:
+        return kafka_acls(path, self.secure_acls)
+
+    # ------------------------------------------------------------------ guards
+    def ensure_writable(self) -> None:
+        """Refuse to write when the cluster is (moving to) KRaft, as Kafka's own writers do."""
+        if self._exists(znodes_cluster.MIGRATION_PATH):
+            raise errors.KRaftMigrationDetected(
+                "the cluster is migrating to KRaft (/migration exists): ZooKeeper is no longer the "
+                "source of truth, so the operator writes nothing; manage topics through the Admin API"
+            )
+        controller = self.controller()
+        if controller is not None and controller.is_kraft_controller:
+            raise errors.KRaftMigrationDetected(
+                f"a KRaft controller (id {controller.broker_id}) owns /controller; "
+                "the operator writes nothing"
+            )
+
+    # ------------------------------------------------------------------ cluster reads
+    def controller(self) -> znodes_cluster.ControllerRegistration | None:
+        got = self._get(znodes_cluster.CONTROLLER_PATH)
+        return (
+            None
+            if got is None
+            else znodes_cluster.ControllerZNode.decode(got[0], znodes_cluster.CONTROLLER_PATH)
+        )
+
+    def cluster_id(self) -> str | None:
+        got = self._get(znodes_cluster.CLUSTER_ID_PATH)
+        return (
+            None
+            if got is None
+            else znodes_cluster.ClusterIdZNode.decode(got[0], znodes_cluster.CLUSTER_ID_PATH)
+        )
+
+    def broker_ids(self) -> list[int]:
+        return sorted(
+            int(child) for child in self._children(znodes_brokers.BROKER_IDS_PATH) if child.isdigit()
+        )
+
+    def broker_registrations(self) -> list[znodes_brokers.BrokerRegistration]:
+        registrations = []
+        for broker_id in self.broker_ids():
+            path = znodes_brokers.BrokerIdZNode.path(broker_id)
+            got = self._get(path)
+            if got is not None:  # the broker may have gone between the two reads
+                registrations.append(znodes_brokers.BrokerIdZNode.decode(got[0], path))
+        return registrations
+
+    def live_brokers(self) -> list[model.Broker]:
+        """Live brokers sorted by id, with racks: the input of Kafka's replica assignment."""
+        return [r.broker for r in self.broker_registrations()]
+
+    # ------------------------------------------------------------------ topic reads
+    def topic_names(self) -> list[str]:
+        return sorted(self._children(znodes_topics.TOPICS_PATH))
+
+    def read_assignment(self, topic: str) -> Versioned[model.TopicAssignment] | None:
+        path = znodes_topics.TopicZNode.path(topic)
+        got = self._get(path)
+        if got is None:
+            return None
+        return Versioned(znodes_topics.TopicZNode.decode(got[0], path), got[1].version)
+
+    def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
+        return self.read_entity_config("topics", topic)
+
+    def read_entity_config(self, entity_type: str, name: str) -> Versioned[dict[str, str]] | None:
+        path = znodes_config.ConfigEntityZNode.path(entity_type, name)
+        got = self._get(path)
+        if got is None:
+            return None
+        return Versioned(dict(znodes_config.ConfigEntityZNode.decode(got[0], path).config), got[1].version)
+
+    def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
+        states: dict[int, model.PartitionState] = {}
+        for partition in partitions:
+            path = znodes_topics.PartitionStateZNode.path(topic, partition)
+            got = self._get(path)
+            if got is not None:
+                states[partition] = znodes_topics.PartitionStateZNode.decode(
+                    got[0], path, zk_version=got[1].version
+                )
+        return states
+
+    def is_marked_for_deletion(self, topic: str) -> bool:
+        return self._exists(znodes_admin.delete_topic_path(topic))
+
+    def topics_marked_for_deletion(self) -> list[str]:
+        return sorted(self._children(znodes_admin.DELETE_TOPICS_PATH))
+
+    def pending_reassignment(self) -> Versioned[list[znodes_admin.PartitionReassignment]] | None:
+        path = znodes_admin.REASSIGN_PARTITIONS_PATH
+        got = self._get(path)
+        if got is None:
+            return None
+        return Versioned(list(znodes_admin.ReassignPartitionsZNode.decode(got[0], path)), got[1].version)
+
+    def read_topic(self, topic: str, *, with_states: bool = True) -> TopicSnapshot | None:
+        assignment = self.read_assignment(topic)
+        if assignment is None:
+            return None
+        pending = self.pending_reassignment()
+        moving = pending is not None and any(entry.topic == topic for entry in pending.value)
+        states = self.partition_states(topic, sorted(assignment.value.partitions)) if with_states else {}
+        return TopicSnapshot(
+            name=topic,
+            assignment=assignment,
+            config=self.read_topic_config(topic),
+            marked_for_deletion=self.is_marked_for_deletion(topic),
+            in_reassignment_znode=moving,
+            states=states,
+        )
+
+    def topic_znode_version(self) -> int:
+        """The topic-znode version this cluster's own writers use (mirror it on create).
+
+        Taken from existing topic znodes (the highest seen among a few); v1, which every
+        Kafka version reads, when the cluster has no topics yet.
+        """
+        best = znodes_topics.TOPIC_ZNODE_V1
+        for name in self.topic_names()[:5]:
+            got = self._get(znodes_topics.TopicZNode.path(name))
+            if got is not None:
+                best = max(
+                    best, znodes_topics.TopicZNode.decode(got[0], znodes_topics.TopicZNode.path(name)).version
+                )
+        return best
+
+    # ------------------------------------------------------------------ topic writes
+    def create_topic(
+        self,
+        topic: str,
+        partitions: Mapping[int, Sequence[int]],
+        config: Mapping[str, str],
+        *,
+        znode_version: int | None = None,
+    ) -> None:
+        """Create config and assignment in ONE transaction (Kafka's create order, made atomic).
+
+        :raises ResourceConflict: the topic znode exists already (someone else created it).
+        :raises TopicBeingDeleted: a deletion of that name is still in progress.
+        """
+        self.ensure_writable()
+        if self.is_marked_for_deletion(topic):
+            raise errors.TopicBeingDeleted(
+                f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
+                "Kafka has removed it"
+            )
+        version = znode_version if znode_version is not None else self.topic_znode_version()
+        assignment = model.TopicAssignment(
+            partitions={p: tuple(r) for p, r in partitions.items()}, version=version
+        )
+        topic_path = znodes_topics.TopicZNode.path(topic)
+        config_path = znodes_config.ConfigEntityZNode.path("topics", topic)
+        config_data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
+        existing_config = self._get(config_path)
+        tx = self.client.transaction()
+        if existing_config is None:
+            tx.create(config_path, config_data, acl=self._acl(config_path))
+        else:  # a leftover config without a topic (e.g. an interrupted create): replace it, versioned
+            tx.set_data(config_path, config_data, version=existing_config[1].version)
+        tx.create(
+            topic_path,
+            znodes_topics.TopicZNode.encode(assignment, version=version),
+            acl=self._acl(topic_path),
+        )
+        self._commit(tx, [config_path, topic_path])
+
+    def add_partitions(
+        self,
+        topic: str,
+        new_partitions: Mapping[int, Sequence[int]],
+        *,
+        expected: Versioned[model.TopicAssignment],
+    ) -> None:
+        """Append partitions to the topic znode, conditional on the version read in ``expected``.
+
+        Existing partitions, ``topic_id``, ``adding/removing_replicas`` and unknown fields are kept.
+        :raises ReassignmentInProgress / TopicBeingDeleted: not safe now; retry later.
+        :raises VersionConflict: the znode changed since ``expected`` was read.
+        """
+        self.ensure_writable()
+        current = expected.value
+        if current.is_reassigning or self._in_reassignment(topic):
+            raise errors.ReassignmentInProgress(
+                f"topic {topic!r} has partitions being reassigned; partitions are added once it finishes"
+            )
+        if self.is_marked_for_deletion(topic):
+            raise errors.TopicBeingDeleted(f"topic {topic!r} is being deleted; not adding partitions")
+        count = current.partition_count
+        if sorted(new_partitions) != list(range(count, count + len(new_partitions))):
+            raise errors.InvalidPartitions(
+                f"new partitions of {topic!r} must be numbered {count}..{count + len(new_partitions) - 1}"
+            )
+        merged = dict(current.partitions)
+        merged.update({p: tuple(r) for p, r in new_partitions.items()})
+        updated = model.TopicAssignment(
+            partitions=merged,
+            topic_id=current.topic_id,
+            adding_replicas=current.adding_replicas,
+            removing_replicas=current.removing_replicas,
+            version=current.version,
+            extra=current.extra,
+        )
+        path = znodes_topics.TopicZNode.path(topic)
+        with zk_errors.mapped(path):
+            self.client.set(
+                path,
+                znodes_topics.TopicZNode.encode(updated, version=current.version),
+                version=expected.version,
+            )
+        self._count_write()
+
+    def write_entity_config(
+        self,
+        entity_type: str,
+        name: str,
+        config: Mapping[str, str],
+        *,
+        expected_version: int | None,
+    ) -> None:
+        """Replace an entity's full config and notify brokers, in ONE transaction.
+
+        ``expected_version=None`` means the config znode must not exist yet (it is created).
+        """
+        self.ensure_writable()
+        path = znodes_config.ConfigEntityZNode.path(entity_type, name)
+        data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
+        notification = znodes_config.ConfigChangeZNode.encode(
+            znodes_config.ConfigChangeNotification(entity_path=f"{entity_type}/{name}")
+        )
+        tx = self.client.transaction()
+        if expected_version is None:
+            tx.create(path, data, acl=self._acl(path))
+        else:
+            tx.set_data(path, data, version=expected_version)
+        tx.create(NOTIFICATION_PREFIX, notification, acl=self._acl(NOTIFICATION_PREFIX), sequence=True)
+        self._commit(tx, [path, NOTIFICATION_PREFIX])
+
+    def update_entity_config(
+        self,
+        entity_type: str,
+        name: str,
+        change: Callable[[dict[str, str]], dict[str, str]],
+        *,
+        attempts: int = 10,
+    ) -> bool:
+        """Read-modify-write an entity config with retries on conflicts; False when unchanged."""
+        for _ in range(attempts):
+            current = self.read_entity_config(entity_type, name)
+            before = dict(current.value) if current is not None else {}
+            after = change(dict(before))
+            if after == before and current is not None:
+                return False
+            if current is None and not after:
+                return False
+            try:
+                self.write_entity_config(
+                    entity_type, name, after, expected_version=None if current is None else current.version
+                )
+            except (errors.VersionConflict, errors.ResourceConflict):
+                continue
+            return True
+        raise errors.VersionConflict(
+            f"config of {entity_type}/{name} kept changing under concurrent writers; will retry"
+        )
+
+    def mark_topic_for_deletion(self, topic: str) -> bool:
+        """Create ``/admin/delete_topics/<t>``. Returns False if it was already marked."""
+        self.ensure_writable()
+        path = znodes_admin.delete_topic_path(topic)
+        with zk_errors.mapped(path):
+            try:
+                self.client.create(path, b"", acl=self._acl(path))
+            except NodeExistsError:
+                return False
+        self._count_write()
+        return True
+
+    def topic_fully_deleted(self, topic: str) -> bool:
+        """Kafka's deletion is complete when topic, config and marker znodes are all gone."""
+        return not (
+            self._exists(znodes_topics.TopicZNode.path(topic))
+            or self._exists(znodes_config.ConfigEntityZNode.path("topics", topic))
+            or self._exists(znodes_admin.delete_topic_path(topic))
+        )
+
+    # ------------------------------------------------------------------ reassignment
+    def _in_reassignment(self, topic: str) -> bool:
+        pending = self.pending_reassignment()
+        return pending is not None and any(entry.topic == topic for entry in pending.value)
+
+    def create_reassignment(self, entries: Sequence[znodes_admin.PartitionReassignment]) -> None:
+        """Create ``/admin/reassign_partitions``. Never sets an existing one (the controller
+        only reacts to creation).
+
+        :raises ReassignmentInProgress: a reassignment znode already exists.
+        """
+        self.ensure_writable()
+        path = znodes_admin.REASSIGN_PARTITIONS_PATH
+        with zk_errors.mapped(path):
+            try:
+                self.client.create(
+                    path, znodes_admin.ReassignPartitionsZNode.encode(list(entries)), acl=self._acl(path)
+                )
+            except NodeExistsError as exc:
+                raise errors.ReassignmentInProgress(
+                    "another partition reassignment is running (/admin/reassign_partitions exists); "
+                    "waiting for it to finish"
+                ) from exc
+        self._count_write()
+
+    def create_preferred_election(self, partitions: Sequence[znodes_admin.TopicPartition]) -> bool:
+        """Create ``/admin/preferred_replica_election``; False if one is already pending."""
+        self.ensure_writable()
+        path = znodes_admin.PREFERRED_REPLICA_ELECTION_PATH
+        with zk_errors.mapped(path):
+            try:
+                self.client.create(
+                    path, znodes_admin.PreferredReplicaElectionZNode.encode(partitions), acl=self._acl(path)
+                )
+            except NodeExistsError:
+                return False
+        self._count_write()
+        return True
+
+    def preferred_election_pending(self) -> bool:
+        return self._exists(znodes_admin.PREFERRED_REPLICA_ELECTION_PATH)
+
+    # ------------------------------------------------------------------ transactions
+    def _commit(self, tx: object, paths: list[str]) -> None:
+        with zk_errors.mapped(paths[0]):
+            results = tx.commit()  # type: ignore[attr-defined]
+        failure = zk_errors.transaction_failure(list(results), paths)
+        if failure is not None:
+            raise failure
+        self._count_write()

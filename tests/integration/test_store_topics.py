@@ -1,0 +1,209 @@
+"""ZkStore against real Kafka brokers: what we write is what Kafka's controller acts on."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain import assignment, errors
+from tests.conftest import KafkaCluster
+from tests.integration.helpers import wait_for
+
+
+def _kafka_assignment(store: ZkStore, partitions: int, rf: int) -> dict[int, list[int]]:
+    return assignment.assign_replicas_to_brokers(store.live_brokers(), partitions, rf)
+
+
+def _all_partitions_led(store: ZkStore, topic: str, partitions: int) -> bool:
+    states = store.partition_states(topic, range(partitions))
+    return len(states) == partitions and all(s.leader >= 0 for s in states.values())
+
+
+def _create_and_wait(cluster: KafkaCluster, topic: str, partitions: int = 3, rf: int = 3) -> None:
+    with cluster.zk_session() as client:
+        store = ZkStore(client)
+        store.create_topic(topic, _kafka_assignment(store, partitions, rf), {"retention.ms": "3600000"})
+        wait_for(lambda: _all_partitions_led(store, topic, partitions), what=f"leaders for {topic}")
+
+
+@pytest.mark.parametrize("version", ["3.9.2", "2.8.2"])
+def test_created_topic_gets_leaders_and_a_topic_id_from_the_controller(
+    version: str, kafka_cluster: KafkaCluster, kafka_cluster_factory, unique_topic: str
+) -> None:
+    cluster = kafka_cluster if version == kafka_cluster.kafka_version else kafka_cluster_factory(version)
+    with cluster.zk_session() as client:
+        store = ZkStore(client)
+        writes_before = store.writes
+        store.create_topic(unique_topic, _kafka_assignment(store, 6, 3), {"cleanup.policy": "compact"})
+        assert store.writes == writes_before + 1, "a create must be exactly one ZooKeeper transaction"
+
+        wait_for(lambda: _all_partitions_led(store, unique_topic, 6), what="partition leaders")
+        topic = wait_for(
+            lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a,
+            what="the controller to assign a topic_id",
+        )
+        assert len(topic.value.topic_id or "") == 22
+        states = store.partition_states(unique_topic, range(6))
+        for partition, replicas in topic.value.partitions.items():
+            assert len(set(replicas)) == 3
+            assert set(states[partition].isr) == set(replicas)
+            assert states[partition].leader == replicas[0]
+        config = store.read_topic_config(unique_topic)
+        assert config is not None and config.value == {"cleanup.policy": "compact"}
+
+
+def test_kafka_231_topic_is_created_with_a_v1_znode(kafka_cluster_factory, unique_topic: str) -> None:
+    cluster = kafka_cluster_factory("2.3.1")
+    with cluster.zk_session() as client:
+        store = ZkStore(client)
+        store.create_topic(unique_topic, _kafka_assignment(store, 2, 2), {}, znode_version=1)
+        wait_for(lambda: _all_partitions_led(store, unique_topic, 2), what="leaders on Kafka 2.3.1")
+        read = store.read_assignment(unique_topic)
+        assert read is not None and read.value.topic_id is None and read.value.version == 1
+
+
+def test_adding_partitions_keeps_the_topic_id_and_new_partitions_get_leaders(
+    kafka_cluster: KafkaCluster, zk, unique_topic: str
+) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=2)
+    store = ZkStore(zk)
+    before = wait_for(lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a)
+    new = assignment.assign_replicas_to_brokers(
+        store.live_brokers(), 3, 3, fixed_start_index=0, start_partition_id=2
+    )
+    store.add_partitions(unique_topic, new, expected=before)
+    wait_for(lambda: _all_partitions_led(store, unique_topic, 5), what="leaders for new partitions")
+    after = store.read_assignment(unique_topic)
+    assert after is not None
+    assert after.value.topic_id == before.value.topic_id
+    assert after.value.partition_count == 5
+    assert {p: after.value.partitions[p] for p in (0, 1)} == dict(before.value.partitions)
+
+
+def test_a_write_based_on_a_stale_read_is_refused_and_changes_nothing(
+    kafka_cluster: KafkaCluster, zk, unique_topic: str
+) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=1)
+    store = ZkStore(zk)
+    stale = wait_for(lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a)
+    fresh_partitions = assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3, start_partition_id=1)
+    store.add_partitions(unique_topic, fresh_partitions, expected=stale)
+    second = assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3, start_partition_id=1)
+    with pytest.raises(errors.VersionConflict):
+        store.add_partitions(unique_topic, second, expected=stale)
+    current = store.read_assignment(unique_topic)
+    assert current is not None and current.value.partition_count == 2
+
+
+def test_concurrent_config_writers_lose_no_update(kafka_cluster: KafkaCluster, unique_topic: str) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=1)
+    writers = 6
+    failures: list[BaseException] = []
+
+    def writer(index: int) -> None:
+        try:
+            with kafka_cluster.zk_session() as client:
+                store = ZkStore(client)
+                for round_ in range(3):
+                    key = f"x-test-{index}-{round_}"
+                    store.update_entity_config(
+                        "topics", unique_topic, lambda cfg, key=key: {**cfg, key: "1"}, attempts=50
+                    )
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    with kafka_cluster.zk_session() as client:
+        config = ZkStore(client).read_topic_config(unique_topic)
+    assert config is not None
+    expected = {f"x-test-{i}-{r}" for i in range(writers) for r in range(3)}
+    assert expected <= set(config.value), f"lost updates: {sorted(expected - set(config.value))}"
+    assert config.value["retention.ms"] == "3600000"
+
+
+def test_config_change_is_applied_by_the_brokers(kafka_cluster: KafkaCluster, zk, unique_topic: str) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=1)
+    store = ZkStore(zk)
+    current = store.read_topic_config(unique_topic)
+    assert current is not None
+    store.write_entity_config(
+        "topics",
+        unique_topic,
+        {"retention.ms": "7200000", "max.message.bytes": "2000000"},
+        expected_version=current.version,
+    )
+    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    try:
+
+        def broker_view() -> dict[str, str] | None:
+            result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, unique_topic)])
+            # kafka-python 3: {resource_type: {resource_name: {config_key: {config data}}}}
+            per_topic = next(iter(result.values()))[unique_topic]
+            entries = {
+                key: data["value"] if isinstance(data, dict) else data for key, data in per_topic.items()
+            }
+            return entries if entries.get("retention.ms") == "7200000" else None
+
+        entries = wait_for(broker_view, what="the broker to report the new retention.ms")
+        assert entries["max.message.bytes"] == "2000000"
+    finally:
+        admin.close()
+
+
+def test_creating_an_existing_topic_is_a_conflict_and_leaves_it_untouched(
+    kafka_cluster: KafkaCluster, zk, unique_topic: str
+) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=1)
+    store = ZkStore(zk)
+    before = store.read_topic_config(unique_topic)
+    with pytest.raises(errors.ResourceConflict):
+        store.create_topic(unique_topic, {0: [1, 2, 3]}, {"retention.ms": "1"})
+    after = store.read_topic_config(unique_topic)
+    assert before == after
+
+
+def test_marking_for_deletion_makes_kafka_remove_topic_and_config(
+    kafka_cluster: KafkaCluster, zk, unique_topic: str
+) -> None:
+    _create_and_wait(kafka_cluster, unique_topic, partitions=2)
+    store = ZkStore(zk)
+    assert store.mark_topic_for_deletion(unique_topic) is True
+    assert store.mark_topic_for_deletion(unique_topic) in (True, False)
+    wait_for(lambda: store.topic_fully_deleted(unique_topic), timeout=90, what="Kafka to delete the topic")
+
+
+def test_nothing_is_written_when_the_cluster_migrates_to_kraft(kafka_cluster: KafkaCluster) -> None:
+    from kazoo.client import KazooClient
+
+    chroot = f"/kraft-guard-{uuid.uuid4().hex[:8]}"  # an empty chroot: no brokers see it
+    root = KazooClient(hosts=kafka_cluster.zk_hosts)
+    root.start()
+    root.ensure_path(chroot)
+    root.stop()
+    root.close()
+    client = KazooClient(hosts=f"{kafka_cluster.zk_hosts}{chroot}")
+    client.start()
+    try:
+        client.ensure_path("/brokers/topics")
+        client.create(
+            "/migration",
+            b'{"version":0,"kraft_controller_id":3000,"kraft_controller_epoch":1,'
+            b'"kraft_metadata_offset":1,"kraft_metadata_epoch":1}',
+        )
+        store = ZkStore(client)
+        with pytest.raises(errors.KRaftMigrationDetected):
+            store.create_topic("any-topic", {0: [1]}, {})
+        assert client.exists("/brokers/topics/any-topic") is None
+        assert store.writes == 0
+    finally:
+        client.stop()
+        client.close()
