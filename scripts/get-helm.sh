@@ -1,0 +1,1 @@
+../operator/kafka_zk_operator/devstack/assets/get-helm.sh
