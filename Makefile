@@ -1,5 +1,5 @@
 # kafka-zk-operator developer commands. Every target installs what it needs (cached).
-.PHONY: help bootstrap prepare demo demo-down test lint unit
+.PHONY: help bootstrap prepare demo demo-down test lint unit sync-crds
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -26,3 +26,6 @@ unit: bootstrap  ## fast unit tests only
 
 test: prepare lint  ## the whole suite: lint + unit + integration + e2e against the real stack
 	./scripts/run-tests.sh
+
+sync-crds:  ## copy crds/*.yaml into the Helm chart (tests/unit/test_chart_crds_in_sync.py checks it)
+	cp crds/kafkatopics.yaml crds/partitionreassignments.yaml charts/kafka-zk-operator/crds/

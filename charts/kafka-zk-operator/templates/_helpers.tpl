@@ -1,0 +1,91 @@
+{{/* Name of the chart, overridable. */}}
+{{- define "kzo.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name of the release's objects. */}}
+{{- define "kzo.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kzo.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kzo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kzo.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "kzo.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/part-of: kafka-zk-operator
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "kzo.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "kzo.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the clusters file. */}}
+{{- define "kzo.clustersSecretName" -}}
+{{- if .Values.clusters.existingSecret -}}
+{{- .Values.clusters.existingSecret -}}
+{{- else -}}
+{{- printf "%s-clusters" (include "kzo.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kzo.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fail early on combinations the schema cannot express clearly. */}}
+{{- define "kzo.validate" -}}
+{{- if and (eq .Values.rbac.scope "namespaced") (empty .Values.watchNamespaces) -}}
+{{- fail "rbac.scope=namespaced needs watchNamespaces: the namespaces to create Roles in and to watch" -}}
+{{- end -}}
+{{- if and (not .Values.clusters.existingSecret) (empty .Values.clusters.config.clusters) -}}
+{{- fail "set clusters.existingSecret, or list at least one cluster in clusters.config.clusters" -}}
+{{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.enabled" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Rules the operator needs in every namespace it watches. */}}
+{{- define "kzo.namespacedRules" -}}
+- apiGroups: ["kafka.zk-operator.io"]
+  resources: ["kafkatopics", "partitionreassignments"]
+  verbs: ["get", "list", "watch", "patch", "update"]
+- apiGroups: ["kafka.zk-operator.io"]
+  resources: ["kafkatopics/status", "partitionreassignments/status"]
+  verbs: ["get", "patch", "update"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+# Reassignment plans longer than the status can hold live in ConfigMaps the resource owns.
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- end -}}
