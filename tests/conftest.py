@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -132,5 +133,5 @@ _counter = itertools.count()
 @pytest.fixture
 def unique_topic(request: pytest.FixtureRequest) -> str:
     """A topic name unique to this test (tests share one cluster)."""
-    base = request.node.name.replace("[", "-").replace("]", "").replace("_", "-")[:60].strip("-")
+    base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower().replace("_", "-"))[:50].strip("-")
     return f"t-{base}-{next(_counter)}-{uuid.uuid4().hex[:6]}"

@@ -274,6 +274,7 @@ def test_kafkatopic_status_fields(topic_crd: dict[str, Any]) -> None:
         "leaderlessPartitions",
         "lastSyncTime",
         "drift",
+        "appliedConfig",
         "kopf",
     }
 

@@ -20,6 +20,7 @@ from kafka_zk_operator.domain import errors
 SUBCOMMAND_MODULES = (
     "kafka_zk_operator.cli.assign_cmd",
     "kafka_zk_operator.cli.dev_cmd",
+    "kafka_zk_operator.cli.operator_cmd",
 )
 
 EXIT_USAGE = 2

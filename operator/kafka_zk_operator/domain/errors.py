@@ -12,6 +12,7 @@ Tree::
     ├── ResourceConflict            ResourceConflict   another resource or writer owns the object
     ├── ReassignmentInProgress      ReassignmentInProgress   retry later
     ├── TopicBeingDeleted           TopicBeingDeleted  retry later
+    ├── TopicDeletedInKafka         TopicDeletedInKafka deleted out of band, policy "report"
     ├── ClusterUnavailable          ClusterUnavailable ZooKeeper unreachable, no brokers, no controller
     ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
     └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
@@ -40,6 +41,7 @@ class Reason(enum.StrEnum):
     TOPIC_BEING_DELETED = "TopicBeingDeleted"
     CLUSTER_UNAVAILABLE = "ClusterUnavailable"
     ZOOKEEPER_ERROR = "ZooKeeperError"
+    TOPIC_DELETED_IN_KAFKA = "TopicDeletedInKafka"
     INTERNAL_ERROR = "InternalError"
 
 
@@ -90,6 +92,12 @@ class ReassignmentInProgress(KzoError):
 class TopicBeingDeleted(KzoError):
     reason = Reason.TOPIC_BEING_DELETED
     retryable = True
+
+
+class TopicDeletedInKafka(KzoError):
+    """The topic was deleted in Kafka behind the operator's back and the policy is to report it."""
+
+    reason = Reason.TOPIC_DELETED_IN_KAFKA
 
 
 class ClusterUnavailable(KzoError):

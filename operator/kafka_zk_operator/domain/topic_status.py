@@ -210,6 +210,11 @@ def _merge_conditions(
 # --- partition health ------------------------------------------------------------------------------------
 
 
+def partition_fields(observation: TopicObservation) -> dict[str, Any]:
+    """Only the live partition-health fields of the status (for watch-driven refreshes)."""
+    return _partition_fields(observation)
+
+
 def _partition_fields(observation: TopicObservation) -> dict[str, Any]:
     topic = observation.assignment
     if topic is None:

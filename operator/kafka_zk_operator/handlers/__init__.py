@@ -1,1 +1,1 @@
-"""Package."""
+"""Thin kopf handlers, one module per custom resource. They delegate to ``service``."""

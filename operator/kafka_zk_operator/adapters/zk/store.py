@@ -67,11 +67,15 @@ class ZkStore:
         self.secure_acls = secure_acls
         self._lock = threading.Lock()
         self.writes = 0
+        #: Called after every successful write (e.g. to count it in a metric).
+        self.on_write: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ helpers
     def _count_write(self) -> None:
         with self._lock:
             self.writes += 1
+        if self.on_write is not None:
+            self.on_write()
 
     def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
         with zk_errors.mapped(path):

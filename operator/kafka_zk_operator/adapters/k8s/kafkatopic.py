@@ -1,0 +1,110 @@
+"""KafkaTopic custom-resource bodies → domain values (no API calls here).
+
+Reads ``spec`` (with ``metadata.name`` as the default topic name), the management annotations
+and the deletion policy. Malformed bodies that slipped past the CRD schema (e.g. written by an
+older CRD version) raise ``InvalidSpec`` with the field path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.topic_planning import DesiredTopic
+from kafka_zk_operator.domain.topic_status import (
+    MANAGED_ANNOTATION,
+    PAUSED_ANNOTATION,
+    ReconcileMode,
+)
+
+PLURAL = "kafkatopics"
+KIND = "KafkaTopic"
+
+
+@dataclass(frozen=True)
+class KafkaTopicResource:
+    namespace: str
+    name: str
+    uid: str
+    generation: int
+    created: str  # creationTimestamp (RFC 3339; compares chronologically as text)
+    cluster: str | None
+    topic_name: str
+    deletion_policy: str
+    mode: ReconcileMode
+    spec: Mapping[str, Any]
+
+    @property
+    def ref(self) -> tuple[str, str]:
+        return self.namespace, self.name
+
+    @property
+    def seniority(self) -> tuple[str, str]:
+        """Older resources win a name conflict; the uid breaks ties deterministically."""
+        return self.created, self.uid
+
+
+def _true(value: object) -> bool:
+    return str(value).strip().lower() in ("true", "yes", "1")
+
+
+def _false(value: object) -> bool:
+    return str(value).strip().lower() in ("false", "no", "0")
+
+
+def parse_resource(body: Mapping[str, Any]) -> KafkaTopicResource:
+    meta = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    annotations = meta.get("annotations") or {}
+    if _false(annotations.get(MANAGED_ANNOTATION, "true")):
+        mode = ReconcileMode.UNMANAGED
+    elif _true(annotations.get(PAUSED_ANNOTATION, "false")):
+        mode = ReconcileMode.PAUSED
+    else:
+        mode = ReconcileMode.MANAGED
+    return KafkaTopicResource(
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        uid=str(meta.get("uid", "")),
+        generation=int(meta.get("generation") or 0),
+        created=str(meta.get("creationTimestamp", "")),
+        cluster=spec.get("cluster") or None,
+        topic_name=str(spec.get("topicName") or meta.get("name", "")),
+        deletion_policy=str(spec.get("deletionPolicy") or "Delete"),
+        mode=mode,
+        spec=spec,
+    )
+
+
+def desired_topic(resource: KafkaTopicResource) -> DesiredTopic:
+    """The topic the spec asks for. :raises InvalidSpec: a field has the wrong type."""
+    spec = resource.spec
+    try:
+        partitions = int(spec["partitions"])
+        replication_factor = int(spec["replicationFactor"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise errors.InvalidSpec(
+            "spec.partitions and spec.replicationFactor must be positive integers"
+        ) from exc
+    raw_config = spec.get("config") or {}
+    if not isinstance(raw_config, Mapping):
+        raise errors.InvalidSpec("spec.config must be a map of config names to string values")
+    config = {str(k): str(v) for k, v in raw_config.items()}
+    assignment = None
+    raw_assignment = spec.get("assignment")
+    if raw_assignment:
+        try:
+            assignment = {int(p): tuple(int(b) for b in replicas) for p, replicas in raw_assignment.items()}
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise errors.InvalidSpec(
+                'spec.assignment must map partition ids ("0", "1", ...) to lists of broker ids'
+            ) from exc
+    return DesiredTopic(
+        name=resource.topic_name,
+        partitions=partitions,
+        replication_factor=replication_factor,
+        config=config,
+        assignment=assignment,
+    )

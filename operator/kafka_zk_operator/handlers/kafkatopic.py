@@ -1,0 +1,192 @@
+"""kopf handlers for KafkaTopic: create, update, resume and the periodic resync all run the same
+level-based reconcile (``service.topics.reconcile_topic``); delete drives Kafka's deletion.
+
+Name conflicts (two resources for one Kafka topic in one cluster) are decided with a kopf index:
+the oldest resource wins, the others report ``ResourceConflict`` and never write.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import kopf
+
+from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
+from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.topic_planning import DriftPolicy
+from kafka_zk_operator.domain.topic_status import ReconcileMode, build_topic_status
+from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.service import topics
+
+#: Period of the level-based resync (read at import: kopf needs it when registering the timer).
+RESYNC_SECONDS = float(os.environ.get("KZO_RESYNC_SECONDS", "60") or 60)
+KIND = "kafkatopic"
+
+
+def _cluster_key(memo: Any, resource: KafkaTopicResource) -> str | None:
+    settings: OperatorSettings = memo.settings
+    try:
+        return settings.cluster(resource.cluster).name
+    except errors.InvalidSpec:
+        return None
+
+
+@kopf.index(GROUP, VERSION, PLURAL)
+def kafkatopic_owners(body: kopf.Body, memo: Any, **_: Any) -> dict[Any, Any]:
+    """(cluster, topic name) → the resources claiming it, to settle conflicts by seniority."""
+    resource = parse_resource(body)
+    cluster = _cluster_key(memo, resource)
+    if cluster is None or resource.mode is ReconcileMode.UNMANAGED:
+        return {}
+    return {
+        (cluster, resource.topic_name): (
+            resource.seniority,
+            resource.uid,
+            f"{resource.namespace}/{resource.name}",
+        )
+    }
+
+
+def _conflict_with(index: kopf.Index[Any, Any], memo: Any, resource: KafkaTopicResource) -> str | None:
+    cluster = _cluster_key(memo, resource)
+    claims = sorted(index.get((cluster, resource.topic_name), []))
+    if not claims or claims[0][1] == resource.uid:
+        return None
+    owner: str = claims[0][2]
+    return owner
+
+
+def _post(body: kopf.Body, events: list[topics.Event]) -> None:
+    for event in events:
+        kopf.event(body, type=event.type, reason=event.reason, message=event.message)
+        metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
+
+
+def _reconcile(
+    body: kopf.Body,
+    patch: kopf.Patch,
+    memo: Any,
+    index: kopf.Index[Any, Any],
+    status: Mapping[str, Any],
+) -> None:
+    started = time.monotonic()
+    resource = parse_resource(body)
+    settings: OperatorSettings = memo.settings
+    pool: ClusterPool = memo.clusters
+    try:
+        runtime = pool.get(resource.cluster)
+        store = runtime.store()
+    except errors.KzoError as error:
+        new_status = build_topic_status(
+            topic_name=resource.topic_name,
+            generation=resource.generation,
+            now=_now(),
+            outcome=error,
+            previous=status,
+        )
+        patch.status.update(new_status)
+        _post(body, [topics.Event("Warning", error.reason.value, error.message)])
+        metrics.RECONCILIATIONS.labels(KIND, error.reason.value).inc()
+        if error.retryable:
+            raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
+        return
+    policies = topics.TopicPolicies(
+        config_drift=DriftPolicy(settings.config_drift),
+        recreate_deleted=settings.deleted_topic_drift == "recreate",
+        create_wait_seconds=settings.create_wait_seconds,
+    )
+    result = topics.reconcile_topic(
+        resource,
+        store,
+        previous_status=status,
+        policies=policies,
+        conflict_with=_conflict_with(index, memo, resource),
+    )
+    patch.status.update(result.status)
+    _post(body, result.events)
+    outcome = result.outcome
+    label = (
+        outcome.value
+        if isinstance(outcome, errors.Reason)
+        else (outcome.reason.value if outcome else resource.mode.value)
+    )
+    metrics.RECONCILIATIONS.labels(KIND, label).inc()
+    metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
+    if runtime.health is not None:
+        if resource.mode is ReconcileMode.UNMANAGED or (
+            result.outcome is not None and isinstance(result.outcome, errors.ResourceConflict)
+        ):
+            runtime.health.untrack(resource.topic_name, resource.ref)
+        else:
+            runtime.health.track(resource.topic_name, resource.ref)
+            runtime.health.forget_sent(resource.topic_name, resource.ref)
+    if result.retry_after is not None:
+        raise kopf.TemporaryError(result.retry_message, delay=result.retry_after)
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL)
+def kafkatopic_resume(
+    body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
+) -> None:
+    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
+
+
+@kopf.on.create(GROUP, VERSION, PLURAL)
+def kafkatopic_create(
+    body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
+) -> None:
+    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
+
+
+@kopf.on.update(GROUP, VERSION, PLURAL)
+def kafkatopic_update(
+    body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
+) -> None:
+    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
+
+
+@kopf.timer(GROUP, VERSION, PLURAL, interval=RESYNC_SECONDS, initial_delay=RESYNC_SECONDS)
+def kafkatopic_resync(
+    body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
+) -> None:
+    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL)
+def kafkatopic_delete(body: kopf.Body, memo: Any, retry: int, **kwargs: Any) -> None:
+    kafkatopic_owners: kopf.Index[Any, Any] = kwargs["kafkatopic_owners"]
+    resource = parse_resource(body)
+    pool: ClusterPool = memo.clusters
+    try:
+        runtime = pool.get(resource.cluster)
+    except errors.InvalidSpec:
+        return  # it never named a cluster we serve: nothing in Kafka belongs to it
+    if runtime.health is not None:
+        runtime.health.untrack(resource.topic_name, resource.ref)
+    if resource.mode is ReconcileMode.UNMANAGED or resource.deletion_policy == "Retain":
+        kopf.info(body, reason="TopicRetained", message=f"Kafka topic '{resource.topic_name}' is kept")
+        return
+    if _conflict_with(kafkatopic_owners, memo, resource) is not None:
+        return  # it never owned the topic
+    if not topics.ever_reconciled(body.get("status") or {}):
+        return  # never reconciled successfully: it neither created nor adopted the topic
+    try:
+        progress = topics.delete_topic(resource, runtime.store(), requested_before=retry > 0)
+    except errors.KzoError as error:
+        raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
+    if progress.event is not None:
+        _post(body, [progress.event])
+    if not progress.done:
+        raise kopf.TemporaryError(progress.message, delay=2)
+    _post(body, [topics.Event("Normal", "TopicDeleted", progress.message)])

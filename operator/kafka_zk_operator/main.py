@@ -1,0 +1,67 @@
+"""kopf entry module: operator settings, shared state in ``memo``, metrics, probes.
+
+Importing it registers every handler. Run it with ``kzo operator`` (or ``kopf run -m
+kafka_zk_operator.main``). Long-lived objects live in kopf's ``memo``: ``memo.settings``
+(``config.OperatorSettings``) and ``memo.clusters`` (one ZooKeeper session per cluster).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+import prometheus_client
+
+from kafka_zk_operator import config
+from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL as KAFKATOPICS
+from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
+from kafka_zk_operator.handlers import kafkatopic  # noqa: F401  (registers handlers)
+from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
+
+
+@kopf.on.startup()
+def configure(
+    settings: kopf.OperatorSettings, memo: Any, logger: logging.Logger | logging.LoggerAdapter[Any], **_: Any
+) -> None:
+    operator_settings = config.load()
+    settings.persistence.finalizer = config.FINALIZER
+    settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=config.GROUP, key="last-handled-configuration"
+    )
+    settings.posting.level = logging.WARNING  # our own Events are posted explicitly
+    settings.execution.max_workers = 16
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.networking.request_timeout = 60
+    memo.settings = operator_settings
+    memo.clusters = ClusterPool(operator_settings, StatusPatcher(config.GROUP, config.VERSION, KAFKATOPICS))
+    if operator_settings.metrics_port:
+        prometheus_client.start_http_server(operator_settings.metrics_port)
+    logger.info(
+        "serving clusters %s in %s",
+        ", ".join(c.name for c in operator_settings.clusters),
+        ", ".join(operator_settings.namespaces) or "all namespaces",
+    )
+
+
+@kopf.on.cleanup()
+def shutdown(memo: Any, **_: Any) -> None:
+    pool: ClusterPool | None = getattr(memo, "clusters", None)
+    if pool is not None:
+        pool.close()
+
+
+@kopf.on.probe(id="zookeeper")
+def zookeeper_sessions(memo: Any, **_: Any) -> dict[str, bool]:
+    """Liveness detail: which clusters have an open ZooKeeper session."""
+    pool: ClusterPool | None = getattr(memo, "clusters", None)
+    sessions: dict[str, bool] = {}
+    if pool is not None:
+
+        def record(runtime: ClusterRuntime) -> None:
+            sessions[runtime.name] = runtime.health is not None
+
+        pool.each(record)
+    return sessions

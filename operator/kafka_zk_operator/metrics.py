@@ -1,0 +1,39 @@
+"""Prometheus metrics of the operator (served on ``KZO_METRICS_PORT`` at ``/metrics``)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+RECONCILIATIONS = Counter(
+    "kzo_reconciliations_total", "Reconciliations by resource kind and result", ["kind", "result"]
+)
+RECONCILE_SECONDS = Histogram(
+    "kzo_reconcile_duration_seconds",
+    "Time spent in one reconciliation",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+ZK_WRITES = Counter("kzo_zookeeper_writes_total", "ZooKeeper writes (transactions count once)", ["cluster"])
+ZK_CONNECTED = Gauge(
+    "kzo_zookeeper_session_connected", "1 while the ZooKeeper session is connected", ["cluster"]
+)
+TOPICS_BY_CONDITION = Gauge(
+    "kzo_kafkatopics", "KafkaTopic resources by Ready condition reason", ["cluster", "ready", "reason"]
+)
+UNDER_REPLICATED = Gauge(
+    "kzo_topic_under_replicated_partitions", "Under-replicated partitions per topic", ["cluster", "topic"]
+)
+OFFLINE = Gauge("kzo_topic_offline_partitions", "Offline partitions per topic", ["cluster", "topic"])
+EVENTS_POSTED = Counter("kzo_events_total", "Kubernetes Events posted", ["kind", "type", "reason"])
+REASSIGNMENT_PROGRESS = Gauge(
+    "kzo_reassignment_partitions_done",
+    "Partitions completed by a PartitionReassignment",
+    ["namespace", "name"],
+)
+REASSIGNMENT_TOTAL = Gauge(
+    "kzo_reassignment_partitions_total", "Partitions in a PartitionReassignment's plan", ["namespace", "name"]
+)
+REPLICAS_MOVED = Counter("kzo_replicas_moved_total", "Replica moves completed by reassignments", ["cluster"])
+QUEUED_REASSIGNMENTS = Gauge(
+    "kzo_reassignments_queued", "PartitionReassignments waiting in the queue", ["cluster"]
+)

@@ -1,0 +1,1 @@
+"""Long-lived operator state: ZooKeeper sessions per cluster and watch-driven status refresh."""

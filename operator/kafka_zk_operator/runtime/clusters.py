@@ -1,0 +1,73 @@
+"""One ZooKeeper session (and ``ZkStore``) per configured Kafka cluster, opened on first use.
+
+A lost connection is reported as ``ClusterUnavailable`` by the store; kazoo reconnects by
+itself. The session state is exported as a metric.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from kazoo.client import KazooClient, KazooState
+
+from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.zk import session
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.config import ClusterSettings, OperatorSettings
+from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
+
+
+class ClusterRuntime:
+    def __init__(self, settings: ClusterSettings, patcher: StatusPatcher | None) -> None:
+        self.settings = settings
+        self.name = settings.name
+        self._patcher = patcher
+        self._lock = threading.Lock()
+        self._client: KazooClient | None = None
+        self._store: ZkStore | None = None
+        self.health: HealthReporter | None = None
+
+    def store(self) -> ZkStore:
+        """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""
+        with self._lock:
+            if self._store is None:
+                client = session.connect(self.settings.zookeeper)
+                client.add_listener(self._on_state)
+                metrics.ZK_CONNECTED.labels(self.name).set(1)
+                self._client = client
+                self._store = ZkStore(client, secure_acls=self.settings.zookeeper.secure_acls)
+                self._store.on_write = lambda: metrics.ZK_WRITES.labels(self.name).inc()
+                if self._patcher is not None:
+                    self.health = HealthReporter(self._store, self._patcher, self.name)
+                    self.health.start()
+            return self._store
+
+    def _on_state(self, state: str) -> None:
+        metrics.ZK_CONNECTED.labels(self.name).set(1 if state == KazooState.CONNECTED else 0)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.health is not None:
+                self.health.stop()
+            if self._client is not None:
+                self._client.stop()
+                self._client.close()
+            self._client = self._store = self.health = None
+
+
+class ClusterPool:
+    def __init__(self, settings: OperatorSettings, patcher: StatusPatcher | None) -> None:
+        self.settings = settings
+        self._runtimes = {c.name: ClusterRuntime(c, patcher) for c in settings.clusters}
+
+    def get(self, cluster: str | None) -> ClusterRuntime:
+        """:raises InvalidSpec: the name is not a configured cluster."""
+        return self._runtimes[self.settings.cluster(cluster).name]
+
+    def each(self, func: Callable[[ClusterRuntime], None]) -> None:
+        for runtime in self._runtimes.values():
+            func(runtime)
+
+    def close(self) -> None:
+        self.each(lambda runtime: runtime.close())

@@ -1,0 +1,185 @@
+"""Watch-driven partition health in KafkaTopic status: changes show up within seconds.
+
+For every managed topic the reporter keeps ZooKeeper watches on the topic znode and on each
+partition ``state`` znode (leader, ISR), plus one watch on ``/brokers/ids`` for the cluster. A
+firing watch only marks the topic dirty; a worker thread reads the topic once, builds the live
+partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
+resource's status when they changed. No polling of every topic: quiet topics cost nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.topic_status import TopicObservation, partition_fields
+
+#: ``(namespace, name)`` of a KafkaTopic resource.
+ResourceRef = tuple[str, str]
+#: Merge-patches ``status`` of one KafkaTopic with the given fields.
+StatusPatcher = Callable[[ResourceRef, dict[str, Any]], None]
+
+DEBOUNCE_S = 0.3
+log = logging.getLogger(__name__)
+
+
+class HealthReporter:
+    def __init__(self, store: ZkStore, patch_status: StatusPatcher, cluster: str) -> None:
+        self.store = store
+        self.patch_status = patch_status
+        self.cluster = cluster
+        self._lock = threading.Condition()
+        self._refs: dict[str, set[ResourceRef]] = {}
+        self._watched_partitions: dict[str, set[int]] = {}
+        self._dirty: set[str] = set()
+        self._last_sent: dict[tuple[str, ResourceRef], dict[str, Any]] = {}
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name=f"kzo-health-{cluster}", daemon=True)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        ChildrenWatch(self.store.client, znodes_brokers.BROKER_IDS_PATH, self._on_brokers)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._lock.notify_all()
+
+    # ------------------------------------------------------------------ tracking
+    def track(self, topic: str, ref: ResourceRef) -> None:
+        """Report ``topic``'s health into the status of ``ref`` from now on (idempotent)."""
+        with self._lock:
+            first = topic not in self._refs
+            self._refs.setdefault(topic, set()).add(ref)
+            if first:
+                self._watched_partitions[topic] = set()
+        if first:
+            DataWatch(self.store.client, znodes_topics.topic_path(topic), self._topic_watcher(topic))
+
+    def untrack(self, topic: str, ref: ResourceRef) -> None:
+        with self._lock:
+            refs = self._refs.get(topic)
+            if refs is None:
+                return
+            refs.discard(ref)
+            self._last_sent.pop((topic, ref), None)
+            if not refs:
+                del self._refs[topic]
+                self._watched_partitions.pop(topic, None)
+                for gauge in (metrics.UNDER_REPLICATED, metrics.OFFLINE):
+                    with contextlib.suppress(KeyError):
+                        gauge.remove(self.cluster, topic)
+
+    def tracked(self, topic: str) -> bool:
+        with self._lock:
+            return topic in self._refs
+
+    def mark_dirty(self, topic: str) -> None:
+        with self._lock:
+            if topic in self._refs:
+                self._dirty.add(topic)
+                self._lock.notify_all()
+
+    # ------------------------------------------------------------------ watch callbacks (kazoo thread)
+    def _on_brokers(self, children: list[str]) -> bool:
+        with self._lock:
+            if self._stopped:
+                return False
+            self._dirty.update(self._refs)
+            self._lock.notify_all()
+        return True
+
+    def _topic_watcher(self, topic: str) -> Callable[[bytes | None, Any], bool]:
+        def on_topic_change(data: bytes | None, stat: Any) -> bool:
+            if not self.tracked(topic) or self._stopped:
+                return False  # stop watching
+            if data is not None:
+                try:
+                    assignment = znodes_topics.TopicZNode.decode(data, znodes_topics.topic_path(topic))
+                except errors.MalformedZnode:
+                    assignment = None
+                if assignment is not None:
+                    self._watch_partitions(topic, set(assignment.partitions))
+            self.mark_dirty(topic)
+            return True
+
+        return on_topic_change
+
+    def _watch_partitions(self, topic: str, partitions: set[int]) -> None:
+        with self._lock:
+            known = self._watched_partitions.get(topic)
+            if known is None:
+                return
+            new = partitions - known
+            known |= new
+        for partition in sorted(new):
+            DataWatch(
+                self.store.client,
+                znodes_topics.partition_state_path(topic, partition),
+                self._state_watcher(topic),
+            )
+
+    def _state_watcher(self, topic: str) -> Callable[[bytes | None, Any], bool]:
+        def on_state_change(data: bytes | None, stat: Any) -> bool:
+            if not self.tracked(topic) or self._stopped:
+                return False
+            self.mark_dirty(topic)
+            return True
+
+        return on_state_change
+
+    # ------------------------------------------------------------------ worker
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._dirty and not self._stopped:
+                    self._lock.wait(timeout=5)
+                if self._stopped:
+                    return
+            time.sleep(DEBOUNCE_S)  # let a burst of watch events settle into one refresh
+            with self._lock:
+                batch, self._dirty = self._dirty, set()
+            for topic in sorted(batch):
+                try:
+                    self._refresh(topic)
+                except Exception:  # keep the reporter alive; the next event or resync retries
+                    log.exception("refreshing the status of topic %s failed", topic)
+
+    def _refresh(self, topic: str) -> None:
+        with self._lock:
+            refs = set(self._refs.get(topic, ()))
+        if not refs:
+            return
+        snapshot = self.store.read_topic(topic)
+        observation = TopicObservation(
+            assignment=snapshot.assignment.value if snapshot else None,
+            partition_states=snapshot.states if snapshot else {},
+            live_brokers=frozenset(self.store.broker_ids()),
+        )
+        fields = partition_fields(observation)
+        metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
+        metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
+        for ref in refs:
+            if self._last_sent.get((topic, ref)) == fields:
+                continue
+            body = dict(fields)
+            body["lastSyncTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self.patch_status(ref, body)
+            self._last_sent[(topic, ref)] = fields
+
+    def forget_sent(self, topic: str, ref: ResourceRef) -> None:
+        """The handler wrote a full status: compare future refreshes against fresh data."""
+        with self._lock:
+            self._last_sent.pop((topic, ref), None)

@@ -1,0 +1,300 @@
+"""Reconcile one KafkaTopic with Kafka: the single path taken by create, update, resume and resync.
+
+``reconcile_topic`` reads the topic from ZooKeeper, plans with ``domain.topic_planning``, applies
+the plan through the versioned ``ZkStore`` and builds the status with ``domain.topic_status``.
+An in-sync topic produces an empty plan: no ZooKeeper write. ``delete_topic`` drives Kafka's
+deletion (marker znode) and reports when it is complete.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desired_topic
+from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
+from kafka_zk_operator.domain import errors, topic_config
+from kafka_zk_operator.domain.topic_planning import (
+    DriftPolicy,
+    ObservedTopic,
+    TopicPlan,
+    plan_topic,
+)
+from kafka_zk_operator.domain.topic_status import (
+    ReconcileMode,
+    TopicObservation,
+    build_topic_status,
+)
+
+#: Delay before retrying a reconcile that failed for a transient reason.
+RETRY_DELAY_S = 5.0
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str  # "Normal" | "Warning"
+    reason: str
+    message: str
+
+
+@dataclass
+class TopicResult:
+    """What a reconcile did: the status to write, events to post and whether to retry."""
+
+    status: dict[str, Any]
+    events: list[Event] = field(default_factory=list)
+    retry_after: float | None = None
+    retry_message: str = ""
+    outcome: errors.Reason | errors.KzoError | None = None
+    writes: int = 0
+
+
+@dataclass(frozen=True)
+class TopicPolicies:
+    config_drift: DriftPolicy = DriftPolicy.REVERT
+    recreate_deleted: bool = True
+    create_wait_seconds: float = 10.0
+
+
+def _observation(store: ZkStore, snapshot: TopicSnapshot | None) -> TopicObservation:
+    if snapshot is None:
+        return TopicObservation(assignment=None, live_brokers=frozenset(store.broker_ids()))
+    min_isr = None
+    if snapshot.config is not None and "min.insync.replicas" in snapshot.config.value:
+        try:
+            min_isr = int(snapshot.config.value["min.insync.replicas"])
+        except ValueError:
+            min_isr = None
+    return TopicObservation(
+        assignment=snapshot.assignment.value,
+        partition_states=snapshot.states,
+        live_brokers=frozenset(store.broker_ids()),
+        min_insync_replicas=min_isr,
+    )
+
+
+def _observed(snapshot: TopicSnapshot | None, store: ZkStore, topic: str) -> ObservedTopic | None:
+    if snapshot is not None:
+        return ObservedTopic(
+            assignment=snapshot.assignment.value,
+            config=snapshot.config.value if snapshot.config is not None else {},
+            marked_for_deletion=snapshot.marked_for_deletion,
+            in_reassignment=snapshot.in_reassignment_znode,
+        )
+    config = store.read_topic_config(topic)
+    marked = store.is_marked_for_deletion(topic)
+    if config is None and not marked:
+        return None
+    return ObservedTopic(assignment=None, config=config.value if config else {}, marked_for_deletion=marked)
+
+
+def _apply(store: ZkStore, plan: TopicPlan, snapshot: TopicSnapshot | None) -> None:
+    """Carry out the plan's writes in order (config before partitions)."""
+    topic = plan.topic
+    if plan.create is not None:
+        store.create_topic(topic, plan.create.assignment, plan.create.config)
+        return
+    if plan.alter_config is not None:
+        expected = snapshot.config.version if snapshot and snapshot.config else None
+        store.write_entity_config("topics", topic, plan.alter_config.config, expected_version=expected)
+    if plan.grow is not None:
+        current = store.read_assignment(topic)  # re-read: the config write did not touch it
+        if current is None:
+            raise errors.VersionConflict(f"topic {topic!r} disappeared while adding partitions")
+        store.add_partitions(topic, plan.grow.new_assignment, expected=current)
+
+
+def _wait_for_leaders(store: ZkStore, topic: str, partitions: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = store.partition_states(topic, range(partitions))
+        if len(states) == partitions and all(s.leader >= 0 for s in states.values()):
+            return
+        time.sleep(0.2)
+
+
+def reconcile_topic(
+    resource: KafkaTopicResource,
+    store: ZkStore,
+    *,
+    previous_status: Mapping[str, Any],
+    policies: TopicPolicies,
+    conflict_with: str | None = None,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
+) -> TopicResult:
+    """Make Kafka match one KafkaTopic and describe the result. Never raises ``KzoError``."""
+    moment = now or datetime.now(UTC)
+    topic = resource.topic_name
+    common: dict[str, Any] = {
+        "topic_name": topic,
+        "generation": resource.generation,
+        "now": moment,
+        "previous": previous_status,
+    }
+    if resource.mode is not ReconcileMode.MANAGED:
+        # Paused / unmanaged: observe (read-only) and report, write nothing.
+        try:
+            observation = _observation(store, store.read_topic(topic))
+        except errors.KzoError:
+            observation = None
+        status = build_topic_status(mode=resource.mode, observation=observation, **common)
+        return TopicResult(status=status)
+    if conflict_with is not None:
+        error = errors.ResourceConflict(
+            f"Kafka topic '{topic}' is already managed by KafkaTopic {conflict_with}; "
+            "this resource is ignored until that one is deleted or the topicName is changed"
+        )
+        status = build_topic_status(outcome=error, observation=None, **common)
+        return TopicResult(
+            status=status, outcome=error, events=[Event("Warning", error.reason.value, error.message)]
+        )
+
+    writes_before = store.writes
+    snapshot: TopicSnapshot | None = None
+    try:
+        desired = desired_topic(resource)
+        snapshot = store.read_topic(topic)
+        observed = _observed(snapshot, store, topic)
+        existed_before = bool(previous_status.get("topicId")) or _was_ready(previous_status)
+        if snapshot is None and existed_before and not policies.recreate_deleted:
+            raise errors.TopicDeletedInKafka(
+                f"Kafka topic '{topic}' was deleted outside the operator; it is not recreated because "
+                "the deleted-topic drift policy is 'report' (delete and re-apply the resource to recreate it)"
+            )
+        applied = applied_config_from_status(previous_status)
+        plan = plan_topic(
+            desired,
+            observed,
+            store.live_brokers(),
+            drift_policy=policies.config_drift,
+            applied_config=applied,
+            existing_topics=store.topic_names() if snapshot is None else (),
+            rng=rng,
+        )
+        _apply(store, plan, snapshot)
+        if plan.create is not None:
+            _wait_for_leaders(store, topic, desired.partitions, policies.create_wait_seconds)
+        after = store.read_topic(topic) if plan.actions else snapshot
+        outcome: errors.Reason | errors.KzoError = plan.reason
+        if plan.create is None and not plan.actions and not _was_ready(previous_status):
+            outcome = errors.Reason.ADOPTED
+        if plan.create is None and plan.actions and not _was_ready(previous_status):
+            outcome = errors.Reason.ADOPTED
+        status = build_topic_status(
+            outcome=outcome,
+            observation=_observation(store, after),
+            warnings=plan.warnings,
+            drift=plan.drift,
+            **common,
+        )
+        desired_config = topic_config.without_operator_owned(desired.config)
+        status["appliedConfig"] = [f"{key}={value}" for key, value in sorted(desired_config.items())]
+        events = _events_for(plan, outcome, snapshot is None and existed_before)
+        return TopicResult(status=status, events=events, outcome=outcome, writes=store.writes - writes_before)
+    except errors.KzoError as error:
+        observation = None
+        if not isinstance(error, errors.ClusterUnavailable):
+            try:
+                observation = _observation(store, store.read_topic(topic))
+            except errors.KzoError:
+                observation = None
+        status = build_topic_status(outcome=error, observation=observation, **common)
+        result = TopicResult(
+            status=status,
+            outcome=error,
+            events=[Event("Warning", error.reason.value, error.message)],
+            writes=store.writes - writes_before,
+        )
+        if error.retryable:
+            result.retry_after = RETRY_DELAY_S
+            result.retry_message = error.message
+        return result
+
+
+def applied_config_from_status(status: Mapping[str, Any]) -> dict[str, str] | None:
+    """``status.appliedConfig`` ("name=value" list) as a map; None if never reconciled."""
+    entries = status.get("appliedConfig")
+    if not isinstance(entries, list):
+        return None
+    return dict(str(entry).split("=", 1) for entry in entries if "=" in str(entry))
+
+
+def ever_reconciled(status: Mapping[str, Any]) -> bool:
+    """True once a reconcile succeeded: only such a resource owns (and may delete) its topic."""
+    return isinstance(status.get("appliedConfig"), list)
+
+
+def _was_ready(status: Mapping[str, Any]) -> bool:
+    for condition in status.get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def _events_for(plan: TopicPlan, outcome: errors.Reason | errors.KzoError, recreated: bool) -> list[Event]:
+    events: list[Event] = []
+    if plan.create is not None:
+        verb = "Recreated (it had been deleted in Kafka)" if recreated else "Created"
+        events.append(
+            Event(
+                "Normal",
+                "TopicCreated",
+                f"{verb} Kafka topic '{plan.topic}' with {len(plan.create.assignment)} partitions",
+            )
+        )
+    if plan.alter_config is not None:
+        changes = "; ".join(plan.alter_config.changes) or "config rewritten"
+        events.append(Event("Normal", "ConfigChanged", f"Topic config changed: {changes}"[:1000]))
+    if plan.grow is not None:
+        events.append(
+            Event(
+                "Normal",
+                "PartitionsAdded",
+                f"Partitions grown from {plan.grow.existing_partition_count} to {plan.grow.total_partitions}",
+            )
+        )
+    if outcome == errors.Reason.ADOPTED:
+        events.append(Event("Normal", "TopicAdopted", f"Adopted existing Kafka topic '{plan.topic}'"))
+    for line in plan.drift:
+        events.append(Event("Warning", "Drift", line[:1000]))
+    return events
+
+
+@dataclass(frozen=True)
+class DeletionProgress:
+    done: bool
+    message: str
+    event: Event | None = None
+
+
+def delete_topic(resource: KafkaTopicResource, store: ZkStore, *, requested_before: bool) -> DeletionProgress:
+    """Drive the deletion of a KafkaTopic's Kafka topic; ``done`` once Kafka has removed it all.
+
+    :param requested_before: an earlier attempt already created the deletion marker.
+    With ``delete.topic.enable=false`` Kafka removes the marker but keeps the topic: that is
+    reported (Warning event ``DeletionRefusedByKafka``) and the resource is released; the topic stays.
+    """
+    topic = resource.topic_name
+    if store.read_assignment(topic) is None:
+        if store.topic_fully_deleted(topic):
+            return DeletionProgress(True, f"Kafka topic '{topic}' is deleted")
+        return DeletionProgress(False, f"waiting for Kafka to finish deleting '{topic}'")
+    if store.is_marked_for_deletion(topic):
+        return DeletionProgress(False, f"waiting for Kafka to delete '{topic}'")
+    if requested_before:
+        message = (
+            f"Kafka removed the deletion marker of topic '{topic}' but kept the topic: the brokers run "
+            "with delete.topic.enable=false. The resource is released and the topic stays in Kafka."
+        )
+        return DeletionProgress(True, message, Event("Warning", "DeletionRefusedByKafka", message))
+    store.mark_topic_for_deletion(topic)
+    return DeletionProgress(
+        False,
+        f"asked Kafka to delete topic '{topic}'",
+        Event("Normal", "TopicDeletionRequested", f"Marked Kafka topic '{topic}' for deletion"),
+    )

@@ -1,0 +1,235 @@
+"""End-to-end fixtures: real kube-apiserver + the operator as a real process + real Kafka.
+
+The operator runs as ``kzo operator`` in a subprocess (as in production: its own process, its
+own kopf event loop), configured through the same KZO_* environment variables the Helm chart
+sets, and logs to a file shown on failure. There is no kubelet: the operator process stands in
+for the pod the Deployment would run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from kafka_zk_operator.devstack.ports import free_port
+from tests.conftest import KafkaCluster
+from tests.integration.helpers import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUP, VERSION = "kafka.zk-operator.io", "v1alpha1"
+
+
+@pytest.fixture(scope="session")
+def api_client(kafka_cluster: KafkaCluster) -> client.ApiClient:
+    return config.new_client_from_config(config_file=str(kafka_cluster.kubeconfig))
+
+
+@pytest.fixture(scope="session")
+def crds(api_client: client.ApiClient) -> None:
+    ext = client.ApiextensionsV1Api(api_client)
+    for path in sorted((ROOT / "crds").glob("*.yaml")):
+        body = yaml.safe_load(path.read_text())
+        try:
+            ext.create_custom_resource_definition(body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    for path in sorted((ROOT / "crds").glob("*.yaml")):
+        name = yaml.safe_load(path.read_text())["metadata"]["name"]
+
+        def established(name: str = name) -> bool:
+            crd = ext.read_custom_resource_definition(name)
+            return any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
+
+        wait_for(established, what=f"CRD {name} to be established")
+
+
+class OperatorProcess:
+    """``kzo operator`` as a child process; restartable and killable like a pod."""
+
+    def __init__(self, cluster: KafkaCluster, log_dir: Path, extra_env: dict[str, str] | None = None) -> None:
+        self.cluster = cluster
+        self.log_path = log_dir / "operator.log"
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        self.env = dict(os.environ)
+        self.env.update(
+            KUBECONFIG=str(cluster.kubeconfig),
+            KZO_ZOOKEEPER=cluster.zk_connect,
+            KZO_CLUSTER_NAME="local",
+            KZO_RESYNC_SECONDS="5",
+            KZO_METRICS_PORT=str(self.metrics_port),
+            KZO_HEALTH_PORT=str(self.health_port),
+            KZO_CREATE_WAIT_SECONDS="10",
+        )
+        self.env.update(extra_env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_zk_operator.cli.main", "operator", "--verbose"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+        wait_for(self.healthy, timeout=60, what="the operator's liveness endpoint")
+
+    def healthy(self) -> bool:
+        if self.proc is None or self.proc.poll() is not None:
+            raise AssertionError(f"the operator exited; log:\n{self.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+            return str(r.read().decode())
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill(self) -> None:
+        """Hard kill (SIGKILL), as when a node dies."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@pytest.fixture(scope="session")
+def operator(
+    kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    process = OperatorProcess(kafka_cluster, tmp_path_factory.mktemp("operator"))
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def namespace(api_client: client.ApiClient, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace per test (a bare API server never finishes deleting namespaces)."""
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": name}})
+    return name
+
+
+class Resources:
+    """Typed helpers over the custom objects API for tests."""
+
+    def __init__(self, api_client: client.ApiClient, plural: str) -> None:
+        self.api = client.CustomObjectsApi(api_client)
+        self.plural = plural
+
+    def create(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.api.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, self.plural, body
+        )
+        return result
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            result: dict[str, Any] = self.api.get_namespaced_custom_object(
+                GROUP, VERSION, namespace, self.plural, name
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return result
+
+    def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.api.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, self.plural, name, body, _content_type="application/merge-patch+json"
+        )
+        return result
+
+    def delete(self, namespace: str, name: str) -> None:
+        self.api.delete_namespaced_custom_object(GROUP, VERSION, namespace, self.plural, name)
+
+    def condition(self, namespace: str, name: str, type_: str = "Ready") -> dict[str, Any] | None:
+        body = self.get(namespace, name) or {}
+        for cond in (body.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == type_:
+                return dict(cond)
+        return None
+
+    def wait_ready(self, namespace: str, name: str, timeout: float = 60) -> dict[str, Any]:
+        def ready() -> dict[str, Any] | None:
+            body = self.get(namespace, name) or {}
+            status = body.get("status") or {}
+            cond = self.condition(namespace, name)
+            fresh = status.get("observedGeneration") == body.get("metadata", {}).get("generation")
+            return body if cond and cond.get("status") == "True" and fresh else None
+
+        return wait_for(ready, timeout=timeout, what=f"{self.plural} {namespace}/{name} to be Ready")
+
+    def wait_reason(self, namespace: str, name: str, reason: str, timeout: float = 60) -> dict[str, Any]:
+        def reached() -> dict[str, Any] | None:
+            cond = self.condition(namespace, name)
+            return cond if cond and cond.get("reason") == reason else None
+
+        return wait_for(reached, timeout=timeout, what=f"{namespace}/{name} Ready reason {reason}")
+
+
+@pytest.fixture
+def topics(api_client: client.ApiClient, operator: OperatorProcess) -> Resources:
+    return Resources(api_client, "kafkatopics")
+
+
+def kafkatopic(name: str, partitions: int = 3, rf: int = 3, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "KafkaTopic",
+        "metadata": {"name": name},
+        "spec": {"partitions": partitions, "replicationFactor": rf, **spec},
+    }
+    return body
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed:
+        proc = item.funcargs.get("operator") if hasattr(item, "funcargs") else None
+        if isinstance(proc, OperatorProcess):
+            report.sections.append(("operator log (tail)", proc.log_tail(120)))
+
+
+def wait_gone(probe: Any, timeout: float = 90, what: str = "deletion") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if probe() is None:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
