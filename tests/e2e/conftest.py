@@ -8,11 +8,7 @@ for the pod the Deployment would run.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +19,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from kafka_zk_operator.devstack.ports import free_port
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import wait_for
 
@@ -56,78 +52,16 @@ def crds(api_client: client.ApiClient) -> None:
         wait_for(established, what=f"CRD {name} to be established")
 
 
-class OperatorProcess:
-    """``kzo operator`` as a child process; restartable and killable like a pod."""
-
-    def __init__(self, cluster: KafkaCluster, log_dir: Path, extra_env: dict[str, str] | None = None) -> None:
-        self.cluster = cluster
-        self.log_path = log_dir / "operator.log"
-        self.metrics_port = free_port()
-        self.health_port = free_port()
-        self.env = dict(os.environ)
-        self.env.update(
-            KUBECONFIG=str(cluster.kubeconfig),
-            KZO_ZOOKEEPER=cluster.zk_connect,
-            KZO_CLUSTER_NAME="local",
-            KZO_RESYNC_SECONDS="5",
-            KZO_METRICS_PORT=str(self.metrics_port),
-            KZO_HEALTH_PORT=str(self.health_port),
-            KZO_CREATE_WAIT_SECONDS="10",
-        )
-        self.env.update(extra_env or {})
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kafka_zk_operator.cli.main", "operator", "--verbose"],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-        )
-        wait_for(self.healthy, timeout=60, what="the operator's liveness endpoint")
-
-    def healthy(self) -> bool:
-        if self.proc is None or self.proc.poll() is not None:
-            raise AssertionError(f"the operator exited; log:\n{self.log_tail()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=2) as r:
-                return bool(r.status == 200)
-        except OSError:
-            return False
-
-    def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
-            return str(r.read().decode())
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def kill(self) -> None:
-        """Hard kill (SIGKILL), as when a node dies."""
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-
 @pytest.fixture(scope="session")
 def operator(
     kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    process = OperatorProcess(kafka_cluster, tmp_path_factory.mktemp("operator"))
+    process = OperatorProcess(
+        kubeconfig=kafka_cluster.kubeconfig,
+        zk_connect=kafka_cluster.zk_connect,
+        log_path=tmp_path_factory.mktemp("operator") / "operator.log",
+        extra_env={"KZO_CREATE_WAIT_SECONDS": "10"},
+    )
     process.start()
     try:
         yield process

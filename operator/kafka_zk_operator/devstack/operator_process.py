@@ -1,0 +1,111 @@
+"""The operator (``kzo operator``) as a child process of the local stack: for ``kzo dev up
+--operator``, the e2e tests and the benchmarks. It stands in for the pod the Helm chart's
+Deployment would run (this stack has no kubelet)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.ports import free_port
+
+
+class OperatorProcess:
+    """``kzo operator`` as a child process; restartable and killable like a pod."""
+
+    def __init__(
+        self,
+        *,
+        kubeconfig: Path,
+        zk_connect: str,
+        log_path: Path,
+        cluster_name: str = "local",
+        extra_env: dict[str, str] | None = None,
+        metrics_port: int | None = None,
+        health_port: int | None = None,
+        detach: bool = False,
+    ) -> None:
+        self.log_path = log_path
+        self.metrics_port = metrics_port or free_port()
+        self.health_port = health_port or free_port()
+        self.detach = detach
+        self.env = dict(os.environ)
+        self.env.update(
+            KUBECONFIG=str(kubeconfig),
+            KZO_ZOOKEEPER=zk_connect,
+            KZO_CLUSTER_NAME=cluster_name,
+            KZO_RESYNC_SECONDS="5",
+            KZO_METRICS_PORT=str(self.metrics_port),
+            KZO_HEALTH_PORT=str(self.health_port),
+        )
+        self.env.update(extra_env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kafka_zk_operator.cli.main", "operator"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=self.detach,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.healthy():
+                return
+            time.sleep(0.25)
+        raise StackError(f"the operator did not become healthy in {timeout:.0f} s; log:\n{self.log_tail()}")
+
+    def healthy(self) -> bool:
+        if self.proc is None or self.proc.poll() is not None:
+            raise StackError(f"the operator exited; log ({self.log_path}):\n{self.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+            return str(r.read().decode())
+
+    def metric_sum(self, prefix: str) -> float:
+        """Sum of all samples whose line starts with ``prefix`` (e.g. a counter name)."""
+        total = 0.0
+        for line in self.metrics().splitlines():
+            if line.startswith(prefix) and not line.startswith("#"):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill(self) -> None:
+        """Hard kill (SIGKILL), as when a node dies."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
