@@ -238,13 +238,11 @@ def check_no_collision(extra: Mapping[str, object], known: Iterable[str], what: 
 # --------------------------------------------------------------------------- partition maps
 
 
-def decode_partition_map(
-    value: object, path: str, what: str, *, allow_empty_lists: bool = True
-) -> dict[int, tuple[int, ...]]:
+def decode_partition_map(value: object, path: str, what: str) -> dict[int, tuple[int, ...]]:
     """``{"0":[1,2],"1":[2,3]}`` → ``{0: (1, 2), 1: (2, 3)}``, sorted by partition id.
 
     Keys must be canonical non-negative decimals (Kafka writes ``partition.toString``); lists must
-    hold distinct broker ids (non-negative 32-bit integers).
+    hold distinct broker ids (non-negative 32-bit integers), possibly none.
     """
     obj = require_object(value, path, f"'{what}'")
     result: dict[int, tuple[int, ...]] = {}
@@ -254,10 +252,9 @@ def decode_partition_map(
             raise errors.MalformedZnode(
                 path, f"'{what}' has key {render(key)}, expected a partition id (a non-negative integer)"
             )
-        parsed = as_int32_list(replicas, path, f"'{what}' partition '{key}' replica list", minimum=0)
-        if not parsed and not allow_empty_lists:
-            raise errors.MalformedZnode(path, f"'{what}' partition '{key}' replica list is empty")
-        result[partition] = parsed
+        result[partition] = as_int32_list(
+            replicas, path, f"'{what}' partition '{key}' replica list", minimum=0
+        )
     return dict(sorted(result.items()))
 
 
