@@ -1,0 +1,806 @@
+"""The Helm chart with a real helm and kubectl (npm layer, see ``devstack/tools.py``) and a real API server.
+
+* ``helm lint`` (also ``--strict``) is clean for every values set, and bad values are refused.
+* ``helm template`` output for each values set passes ``kubernetes-validate --strict`` against the
+  oldest supported and two recent Kubernetes minors (the ServiceMonitor against a small schema of
+  our own, since no Kubernetes schema covers it); what it renders is checked field by field.
+* The rendered manifests and the CRDs go into the session's kube-apiserver with server-side
+  apply; a second apply changes nothing (same resourceVersions, empty ``kubectl diff``). The
+  Deployment passes the ``restricted`` Pod Security level (no warnings; a Pod made from its
+  template is admitted by a server-side dry run in an enforcing namespace).
+* ``helm install`` / ``helm upgrade`` against the same server work and an unchanged upgrade
+  leaves the chart's objects alone.
+* The ServiceAccount's permissions are exactly those the operator needs: SubjectAccessReviews
+  (user ``system:serviceaccount:<ns>:<sa>`` with the groups a token carries) for what must be
+  allowed and a list of things that must be denied, in both RBAC modes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from kafka_zk_operator.devstack import tools
+from tests.conftest import KafkaCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "kafka-zk-operator"
+CHART_CRDS = CHART / "crds"
+#: The chart's kubeVersion floor and two recent minors.
+K8S_VERSIONS = ("1.27", "1.31", "1.33")
+FIELD_MANAGER = "kzo-chart-test"
+GROUP = "kafka.zk-operator.io"
+
+VALUE_SETS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "namespaced": {"rbac": {"scope": "namespaced"}, "watchNamespaces": ["team-a", "team-b"]},
+    "existing-secret": {"clusters": {"existingSecret": "my-kafka-clusters"}},
+    "service-monitor": {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}}},
+    "sasl-peering": {
+        "peering": {"enabled": True},
+        "watchNamespaces": ["kafka"],
+        "clusters": {
+            "config": {
+                "clusters": [
+                    {
+                        "name": "main",
+                        "zookeeper": "zk-0.zk:2181,zk-1.zk:2181/kafka",
+                        "secureAcls": True,
+                        "sasl": {
+                            "mechanism": "DIGEST-MD5",
+                            "usernameFile": "/etc/kzo/zk-username",
+                            "passwordFile": "/etc/kzo/zk-password",
+                        },
+                    }
+                ],
+                "defaultCluster": "main",
+            },
+            "files": {"zk-username": "kafka", "zk-password": "s3cret"},
+        },
+        "operator": {
+            "configDrift": "report",
+            "resyncSeconds": 120,
+            "extraEnv": [{"name": "X", "value": "1"}],
+        },
+        "metrics": {"enabled": False},
+    },
+}
+
+# A ServiceMonitor is not a Kubernetes kind: check the fields prometheus-operator needs.
+SERVICE_MONITOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
+        "metadata": {
+            "type": "object",
+            "required": ["name", "namespace"],
+            "properties": {"labels": {"type": "object", "additionalProperties": {"type": "string"}}},
+        },
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "namespaceSelector": {
+                    "type": "object",
+                    "properties": {"matchNames": {"type": "array", "items": {"type": "string"}}},
+                },
+                "selector": {
+                    "type": "object",
+                    "required": ["matchLabels"],
+                    "properties": {
+                        "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}
+                    },
+                },
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["port"],
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string", "pattern": "^/"},
+                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def run(cmd: Sequence[str | Path], *, check: bool = True, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=120, **kwargs)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(str(c) for c in cmd)} exited with {proc.returncode}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return proc
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    return tools.helm_binary()
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> Path:
+    return tools.kubectl_binary()
+
+
+@pytest.fixture
+def values_file(tmp_path: Path) -> Iterator[Any]:
+    def write(values: dict[str, Any]) -> Path:
+        path = tmp_path / f"values-{uuid.uuid4().hex[:6]}.yaml"
+        path.write_text(yaml.safe_dump(values))
+        return path
+
+    yield write
+
+
+def render(
+    helm: Path, values_path: Path, *, release: str = "kzo", namespace: str = "kzo-system"
+) -> list[dict[str, Any]]:
+    out = run(
+        [
+            helm,
+            "template",
+            release,
+            CHART,
+            "--namespace",
+            namespace,
+            "--kube-version",
+            "1.33.0",
+            "-f",
+            values_path,
+        ]
+    ).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def by_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = by_kind(docs, kind)
+    assert len(found) == 1, f"expected one {kind}, got {[d['metadata']['name'] for d in found]}"
+    return found[0]
+
+
+def rule_set(rules: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def expand(
+    groups: Sequence[str], resources: Sequence[str], verbs: Sequence[str]
+) -> set[tuple[str, str, str]]:
+    return {(g, r, v) for g in groups for r in resources for v in verbs}
+
+
+NAMESPACED_RULES = (
+    expand([GROUP], ["kafkatopics", "partitionreassignments"], ["get", "list", "watch", "patch", "update"])
+    | expand([GROUP], ["kafkatopics/status", "partitionreassignments/status"], ["get", "patch", "update"])
+    | expand(["", "events.k8s.io"], ["events"], ["create", "patch"])
+    | expand([""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"])
+)
+CRD_RULES = expand(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get", "list", "watch"])
+NAMESPACE_RULES = expand([""], ["namespaces"], ["list", "watch"])
+
+
+# --- helm lint ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lint", "lint-strict"])
+@pytest.mark.parametrize("name", list(VALUE_SETS))
+def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: bool) -> None:
+    cmd: list[str | Path] = [helm, "lint", CHART, "-f", values_file(VALUE_SETS[name])]
+    if strict:
+        cmd.append("--strict")
+    out = run(cmd).stdout
+    assert "0 chart(s) failed" in out
+    assert "[WARNING]" not in out and "[ERROR]" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"rbac": {"scope": "namespaced"}}, "watchNamespaces"),
+        ({"rbac": {"scope": "everything"}}, "scope"),
+        ({"operator": {"configDrift": "ignore"}}, "configDrift"),
+        ({"typo": True}, "typo"),
+        ({"clusters": {"config": {"clusters": []}}}, "clusters"),
+        ({"clusters": {"config": {"clusters": [{"name": "main"}]}}}, "zookeeper"),
+        ({"watchNamespaces": ["Not_A_Namespace"]}, "watchNamespaces"),
+        ({"image": {"digest": "latest"}}, "digest"),
+        ({"metrics": {"enabled": False, "serviceMonitor": {"enabled": True}}}, "serviceMonitor"),
+    ],
+    ids=[
+        "namespaced-without-namespaces",
+        "unknown-scope",
+        "bad-drift-policy",
+        "unknown-key",
+        "no-clusters",
+        "cluster-without-zookeeper",
+        "bad-namespace-name",
+        "bad-digest",
+        "servicemonitor-without-metrics",
+    ],
+)
+def test_bad_values_are_refused_with_a_pointer(
+    helm: Path, values_file: Any, values: dict[str, Any], message: str
+) -> None:
+    proc = run([helm, "template", "kzo", CHART, "-f", values_file(values)], check=False)
+    assert proc.returncode != 0, f"helm accepted {values}"
+    assert message in proc.stderr, proc.stderr
+
+
+# --- rendered objects ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("name", list(VALUE_SETS))
+def test_rendered_objects_pass_kubernetes_schemas(
+    helm: Path, values_file: Any, name: str, version: str
+) -> None:
+    docs = render(helm, values_file(VALUE_SETS[name]))
+    assert docs
+    for doc in docs:
+        where = f"{doc['kind']}/{doc['metadata']['name']}"
+        if doc["kind"] == "ServiceMonitor":
+            jsonschema.validate(doc, SERVICE_MONITOR_SCHEMA)
+            continue
+        try:
+            used = kubernetes_validate.validate(doc, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{where} is invalid for Kubernetes {version}: {exc}")
+        assert used == version, f"{where}: validated against {used}, not {version}"
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("crd_file", sorted(p.name for p in CHART_CRDS.glob("*.yaml")))
+def test_chart_crds_pass_kubernetes_schemas(crd_file: str, version: str) -> None:
+    crd = yaml.safe_load((CHART_CRDS / crd_file).read_text())
+    assert kubernetes_validate.validate(crd, version, strict=True) == version
+
+
+def test_default_deployment_is_one_restricted_recreated_replica(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file({}))
+    deployment = one(docs, "Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] == 1
+    assert spec["strategy"] == {"type": "Recreate"}
+    pod = spec["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    security = container["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert "command" not in container, "the image's ENTRYPOINT (kzo operator) starts the operator"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"health": 8080, "metrics": 9090}
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {
+        "KZO_CLUSTERS_FILE": "/etc/kzo/clusters.yaml",
+        "KZO_NAMESPACES": "",
+        "KZO_RESYNC_SECONDS": "60",
+        "KZO_CONFIG_DRIFT": "revert",
+        "KZO_DELETED_TOPIC_DRIFT": "recreate",
+        "KZO_CREATE_WAIT_SECONDS": "10",
+        "KZO_HEALTH_PORT": "8080",
+        "KZO_METRICS_PORT": "9090",
+    }
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["clusters"] == {"name": "clusters", "mountPath": "/etc/kzo", "readOnly": True}
+    assert mounts["tmp"]["mountPath"] == "/tmp"
+    secret = one(docs, "Secret")
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["clusters"]["secret"]["secretName"] == secret["metadata"]["name"]
+    assert "checksum/clusters" in spec["template"]["metadata"]["annotations"]
+    assert pod["serviceAccountName"] == one(docs, "ServiceAccount")["metadata"]["name"]
+
+
+def test_rendered_clusters_secret_holds_the_clusters_file_and_credential_files(
+    helm: Path, values_file: Any
+) -> None:
+    docs = render(helm, values_file(VALUE_SETS["sasl-peering"]))
+    data = one(docs, "Secret")["data"]
+    assert set(data) == {"clusters.yaml", "zk-username", "zk-password"}
+    clusters = yaml.safe_load(base64.b64decode(data["clusters.yaml"]))
+    assert clusters == VALUE_SETS["sasl-peering"]["clusters"]["config"]
+    assert base64.b64decode(data["zk-password"]) == b"s3cret"
+    container = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["KZO_NAMESPACES"] == "kafka"
+    assert env["KZO_CONFIG_DRIFT"] == "report"
+    assert env["KZO_RESYNC_SECONDS"] == "120"
+    assert env["KZO_METRICS_PORT"] == "0"
+    assert env["X"] == "1"
+    assert [p["name"] for p in container["ports"]] == ["health"]
+    assert not by_kind(docs, "Service")
+
+
+def test_existing_secret_is_mounted_and_nothing_is_rendered_for_it(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file(VALUE_SETS["existing-secret"]))
+    assert not by_kind(docs, "Secret")
+    template = one(docs, "Deployment")["spec"]["template"]
+    volumes = {v["name"]: v for v in template["spec"]["volumes"]}
+    assert volumes["clusters"]["secret"]["secretName"] == "my-kafka-clusters"
+    assert "checksum/clusters" not in (template["metadata"].get("annotations") or {})
+
+
+def test_cluster_scope_rbac_is_exactly_what_the_operator_needs(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file({}))
+    role = one(docs, "ClusterRole")
+    assert rule_set(role["rules"]) == NAMESPACED_RULES | CRD_RULES | NAMESPACE_RULES
+    assert not by_kind(docs, "Role") and not by_kind(docs, "RoleBinding")
+    binding = one(docs, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {
+            "kind": "ServiceAccount",
+            "name": one(docs, "ServiceAccount")["metadata"]["name"],
+            "namespace": "kzo-system",
+        }
+    ]
+
+
+def test_peering_adds_only_kopf_peering_access(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file({"peering": {"enabled": True}}))
+    extra = rule_set(one(docs, "ClusterRole")["rules"]) - (NAMESPACED_RULES | CRD_RULES | NAMESPACE_RULES)
+    assert extra == expand(
+        ["kopf.dev"], ["clusterkopfpeerings", "kopfpeerings"], ["get", "list", "watch", "patch"]
+    )
+
+
+def test_namespaced_rbac_has_one_role_per_watched_namespace(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file(VALUE_SETS["namespaced"]))
+    roles = by_kind(docs, "Role")
+    assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]
+    for role in roles:
+        assert rule_set(role["rules"]) == NAMESPACED_RULES
+    bindings = by_kind(docs, "RoleBinding")
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["team-a", "team-b"]
+    assert rule_set(one(docs, "ClusterRole")["rules"]) == CRD_RULES
+    container = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "KZO_NAMESPACES", "value": "team-a,team-b"} in container["env"]
+
+
+def test_service_monitor_scrapes_the_metrics_service(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file(VALUE_SETS["service-monitor"]))
+    monitor = one(docs, "ServiceMonitor")
+    service = one(docs, "Service")
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"] == "metrics"
+    pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert not by_kind(render(helm, values_file({})), "ServiceMonitor")
+
+
+@pytest.mark.parametrize("name", list(VALUE_SETS))
+def test_no_owner_references_and_namespaced_objects_carry_the_release_namespace(
+    helm: Path, values_file: Any, name: str
+) -> None:
+    cluster_scoped = {"ClusterRole", "ClusterRoleBinding"}
+    for doc in render(helm, values_file(VALUE_SETS[name])):
+        assert "ownerReferences" not in doc["metadata"]
+        if doc["kind"] not in cluster_scoped:
+            assert doc["metadata"].get("namespace"), f"{doc['kind']} without namespace"
+
+
+# --- the real API server ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def api(kafka_cluster: KafkaCluster) -> k8s.ApiClient:
+    return k8s_config.new_client_from_config(config_file=str(kafka_cluster.kubeconfig))
+
+
+def fresh_namespace(api: k8s.ApiClient, prefix: str, labels: dict[str, str] | None = None) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    k8s.CoreV1Api(api).create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels=labels)))
+    return name
+
+
+RESTRICTED = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/warn": "restricted",
+    "pod-security.kubernetes.io/audit": "restricted",
+}
+
+
+class Installed:
+    """Rendered manifests applied to the real API server, and who the operator is there."""
+
+    def __init__(self, namespace: str, docs: list[dict[str, Any]], manifest: Path, apply_stderr: str) -> None:
+        self.namespace = namespace
+        self.docs = docs
+        self.manifest = manifest
+        self.apply_stderr = apply_stderr
+        self.service_account = one(docs, "ServiceAccount")["metadata"]["name"]
+
+    @property
+    def user(self) -> str:
+        return f"system:serviceaccount:{self.namespace}:{self.service_account}"
+
+    @property
+    def groups(self) -> list[str]:
+        return ["system:serviceaccounts", f"system:serviceaccounts:{self.namespace}", "system:authenticated"]
+
+
+def apply_crds(kubectl: Path, kubeconfig: Path) -> None:
+    run(
+        [
+            kubectl,
+            "--kubeconfig",
+            kubeconfig,
+            "apply",
+            "--server-side",
+            f"--field-manager={FIELD_MANAGER}",
+            "-f",
+            CHART_CRDS,
+        ]
+    )
+    for crd in ("kafkatopics", "partitionreassignments"):
+        run(
+            [
+                kubectl,
+                "--kubeconfig",
+                kubeconfig,
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                f"crd/{crd}.{GROUP}",
+            ]
+        )
+
+
+def install(
+    helm: Path, kubectl: Path, api: k8s.ApiClient, kubeconfig: Path, tmp_path: Path, values: dict[str, Any]
+) -> Installed:
+    namespace = fresh_namespace(api, "kzo-chart", RESTRICTED)
+    values = json.loads(json.dumps(values))
+    if values.get("watchNamespaces"):
+        values["watchNamespaces"] = [fresh_namespace(api, ns) for ns in values["watchNamespaces"]]
+    values_path = tmp_path / "values.yaml"
+    values_path.write_text(yaml.safe_dump(values))
+    release = f"kzo-{uuid.uuid4().hex[:6]}"
+    docs = render(helm, values_path, release=release, namespace=namespace)
+    manifest = tmp_path / "rendered.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    apply_crds(kubectl, kubeconfig)
+    proc = run(
+        [
+            kubectl,
+            "--kubeconfig",
+            kubeconfig,
+            "apply",
+            "--server-side",
+            f"--field-manager={FIELD_MANAGER}",
+            "-f",
+            manifest,
+        ]
+    )
+    return Installed(namespace, docs, manifest, proc.stderr)
+
+
+def resource_versions(kubectl: Path, kubeconfig: Path, manifest: Path) -> dict[str, str]:
+    out = run([kubectl, "--kubeconfig", kubeconfig, "get", "-f", manifest, "-o", "json"]).stdout
+    items = json.loads(out).get("items") or [json.loads(out)]
+    return {
+        f"{i['kind']}/{i['metadata'].get('namespace', '')}/{i['metadata']['name']}": i["metadata"][
+            "resourceVersion"
+        ]
+        for i in items
+    }
+
+
+@pytest.mark.parametrize("name", ["defaults", "namespaced", "existing-secret", "sasl-peering"])
+def test_server_side_apply_twice_changes_nothing(
+    helm: Path,
+    kubectl: Path,
+    api: k8s.ApiClient,
+    kafka_cluster: KafkaCluster,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    kubeconfig = kafka_cluster.kubeconfig
+    installed = install(helm, kubectl, api, kubeconfig, tmp_path, VALUE_SETS[name])
+    assert "Warning" not in installed.apply_stderr, installed.apply_stderr
+    before = resource_versions(kubectl, kubeconfig, installed.manifest)
+    assert len(before) == len(installed.docs)
+    diff = run(
+        [
+            kubectl,
+            "--kubeconfig",
+            kubeconfig,
+            "diff",
+            "--server-side",
+            f"--field-manager={FIELD_MANAGER}",
+            "-f",
+            installed.manifest,
+        ],
+        check=False,
+    )
+    assert diff.returncode == 0, (
+        f"kubectl diff found changes before the second apply:\n{diff.stdout}{diff.stderr}"
+    )
+    run(
+        [
+            kubectl,
+            "--kubeconfig",
+            kubeconfig,
+            "apply",
+            "--server-side",
+            f"--field-manager={FIELD_MANAGER}",
+            "-f",
+            installed.manifest,
+        ]
+    )
+    assert resource_versions(kubectl, kubeconfig, installed.manifest) == before
+    # The CRDs too: applied again, unchanged.
+    crds_before = resource_versions(kubectl, kubeconfig, CHART_CRDS)
+    apply_crds(kubectl, kubeconfig)
+    assert resource_versions(kubectl, kubeconfig, CHART_CRDS) == crds_before
+
+
+def test_operator_pod_is_admitted_under_restricted_pod_security(
+    helm: Path, kubectl: Path, api: k8s.ApiClient, kafka_cluster: KafkaCluster, tmp_path: Path
+) -> None:
+    installed = install(helm, kubectl, api, kafka_cluster.kubeconfig, tmp_path, {})
+    # warn=restricted makes the API server warn about a non-compliant Deployment template.
+    assert "would violate PodSecurity" not in installed.apply_stderr
+    template = one(installed.docs, "Deployment")["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "operator-dry-run",
+            "namespace": installed.namespace,
+            "labels": template["metadata"]["labels"],
+        },
+        "spec": template["spec"],
+    }
+    k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, pod, dry_run="All")
+    # And the check is real: a root, privileged variant is refused in the same namespace.
+    bad = json.loads(json.dumps(pod))
+    bad["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    bad["spec"]["securityContext"] = {}
+    with pytest.raises(k8s.ApiException) as refused:
+        k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, bad, dry_run="All")
+    assert refused.value.status == 403 and "PodSecurity" in str(refused.value.body)
+
+
+def test_helm_install_and_unchanged_upgrade_against_the_real_server(
+    helm: Path, kubectl: Path, api: k8s.ApiClient, kafka_cluster: KafkaCluster, tmp_path: Path
+) -> None:
+    kubeconfig = kafka_cluster.kubeconfig
+    apply_crds(kubectl, kubeconfig)
+    namespace = fresh_namespace(api, "kzo-helm", RESTRICTED)
+    release = f"kzo-{uuid.uuid4().hex[:6]}"
+    base = [helm, "--kubeconfig", kubeconfig, "--namespace", namespace]
+    installed = run([*base, "install", release, CHART])
+    assert "STATUS: deployed" in installed.stdout
+    assert "kubectl apply --server-side" in installed.stdout, "NOTES.txt tells how to upgrade the CRDs"
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(run([*base, "get", "manifest", release]).stdout)
+    before = resource_versions(kubectl, kubeconfig, manifest)
+    assert {key.split("/")[0] for key in before} >= {"Deployment", "ServiceAccount", "Secret", "ClusterRole"}
+    run([*base, "upgrade", release, CHART])
+    assert resource_versions(kubectl, kubeconfig, manifest) == before
+    run([*base, "uninstall", release])
+
+
+# --- RBAC, checked by the API server -------------------------------------------------------------------
+
+
+def can(api: k8s.ApiClient, who: Installed, verb: str, resource: str, namespace: str | None = None) -> bool:
+    """SubjectAccessReview for ``verb resource[/subresource][.group]`` as the operator's ServiceAccount."""
+    name, _, group = resource.partition(".")
+    name, _, subresource = name.partition("/")
+    review = k8s.V1SubjectAccessReview(
+        spec=k8s.V1SubjectAccessReviewSpec(
+            user=who.user,
+            groups=who.groups,
+            resource_attributes=k8s.V1ResourceAttributes(
+                verb=verb, group=group, resource=name, subresource=subresource or None, namespace=namespace
+            ),
+        )
+    )
+    result = k8s.AuthorizationV1Api(api).create_subject_access_review(review)
+    return bool(result.status.allowed)
+
+
+NAMESPACED_ALLOWED = [
+    *[(v, f"kafkatopics.{GROUP}") for v in ("get", "list", "watch", "patch", "update")],
+    *[(v, f"partitionreassignments.{GROUP}") for v in ("get", "list", "watch", "patch", "update")],
+    *[(v, f"kafkatopics/status.{GROUP}") for v in ("get", "patch", "update")],
+    *[(v, f"partitionreassignments/status.{GROUP}") for v in ("get", "patch", "update")],
+    ("create", "events"),
+    ("patch", "events"),
+    ("create", "events.events.k8s.io"),
+    ("patch", "events.events.k8s.io"),
+    *[(v, "configmaps") for v in ("get", "list", "watch", "create", "update", "patch", "delete")],
+]
+ALWAYS_DENIED_NAMESPACED = [
+    ("create", f"kafkatopics.{GROUP}"),
+    ("delete", f"kafkatopics.{GROUP}"),
+    ("create", f"partitionreassignments.{GROUP}"),
+    ("delete", f"partitionreassignments.{GROUP}"),
+    ("delete", f"kafkatopics/status.{GROUP}"),
+    ("get", "secrets"),
+    ("list", "secrets"),
+    ("create", "pods"),
+    ("delete", "pods"),
+    ("get", "pods"),
+    ("create", "serviceaccounts/token"),
+    ("patch", "deployments.apps"),
+    ("create", "roles.rbac.authorization.k8s.io"),
+    ("create", "rolebindings.rbac.authorization.k8s.io"),
+    ("delete", "events"),
+    ("get", "kopfpeerings.kopf.dev"),
+]
+ALWAYS_DENIED_CLUSTER = [
+    ("create", "clusterroles.rbac.authorization.k8s.io"),
+    ("create", "clusterrolebindings.rbac.authorization.k8s.io"),
+    ("escalate", "clusterroles.rbac.authorization.k8s.io"),
+    ("bind", "clusterroles.rbac.authorization.k8s.io"),
+    ("impersonate", "users"),
+    ("create", "customresourcedefinitions.apiextensions.k8s.io"),
+    ("update", "customresourcedefinitions.apiextensions.k8s.io"),
+    ("delete", "customresourcedefinitions.apiextensions.k8s.io"),
+    ("get", "namespaces"),
+    ("create", "namespaces"),
+    ("delete", "namespaces"),
+    ("list", "nodes"),
+    ("list", "secrets"),
+    ("get", "clusterkopfpeerings.kopf.dev"),
+]
+
+
+@pytest.fixture(scope="module")
+def cluster_install(
+    helm: Path,
+    kubectl: Path,
+    api: k8s.ApiClient,
+    kafka_cluster: KafkaCluster,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Installed:
+    return install(helm, kubectl, api, kafka_cluster.kubeconfig, tmp_path_factory.mktemp("rbac-cluster"), {})
+
+
+@pytest.fixture(scope="module")
+def namespaced_install(
+    helm: Path,
+    kubectl: Path,
+    api: k8s.ApiClient,
+    kafka_cluster: KafkaCluster,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Installed:
+    values = VALUE_SETS["namespaced"]
+    return install(helm, kubectl, api, kafka_cluster.kubeconfig, tmp_path_factory.mktemp("rbac-ns"), values)
+
+
+def test_cluster_scope_allows_what_the_operator_needs_in_any_namespace(
+    api: k8s.ApiClient, cluster_install: Installed
+) -> None:
+    for namespace in ("team-x", cluster_install.namespace, None):
+        for verb, resource in NAMESPACED_ALLOWED:
+            assert can(api, cluster_install, verb, resource, namespace), f"{verb} {resource} in {namespace}"
+    for verb in ("list", "watch"):
+        assert can(api, cluster_install, verb, "namespaces")
+    for verb in ("get", "list", "watch"):
+        assert can(api, cluster_install, verb, "customresourcedefinitions.apiextensions.k8s.io")
+
+
+def test_cluster_scope_denies_everything_else(api: k8s.ApiClient, cluster_install: Installed) -> None:
+    for namespace in ("other", cluster_install.namespace):
+        for verb, resource in ALWAYS_DENIED_NAMESPACED:
+            assert not can(api, cluster_install, verb, resource, namespace), (
+                f"{verb} {resource} in {namespace}"
+            )
+    for verb, resource in ALWAYS_DENIED_CLUSTER:
+        assert not can(api, cluster_install, verb, resource), f"{verb} {resource}"
+
+
+def test_namespaced_scope_allows_the_operator_only_in_watched_namespaces(
+    api: k8s.ApiClient, namespaced_install: Installed
+) -> None:
+    role = one(namespaced_install.docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    watched = next(e["value"] for e in role["env"] if e["name"] == "KZO_NAMESPACES").split(",")
+    assert len(watched) == 2
+    for namespace in watched:
+        for verb, resource in NAMESPACED_ALLOWED:
+            assert can(api, namespaced_install, verb, resource, namespace), (
+                f"{verb} {resource} in {namespace}"
+            )
+        for verb, resource in ALWAYS_DENIED_NAMESPACED:
+            assert not can(api, namespaced_install, verb, resource, namespace), (
+                f"{verb} {resource} in {namespace}"
+            )
+    for verb in ("get", "list", "watch"):
+        assert can(api, namespaced_install, verb, "customresourcedefinitions.apiextensions.k8s.io")
+
+
+def test_namespaced_scope_denies_other_namespaces_and_cluster_wide_access(
+    api: k8s.ApiClient, namespaced_install: Installed
+) -> None:
+    for namespace in ("not-watched", namespaced_install.namespace):
+        for verb, resource in NAMESPACED_ALLOWED:
+            assert not can(api, namespaced_install, verb, resource, namespace), (
+                f"{verb} {resource} in {namespace}"
+            )
+    for verb, resource in NAMESPACED_ALLOWED:
+        assert not can(api, namespaced_install, verb, resource), f"{verb} {resource} cluster-wide"
+    for verb in ("list", "watch"):
+        assert not can(api, namespaced_install, verb, "namespaces")
+    for verb, resource in ALWAYS_DENIED_CLUSTER:
+        assert not can(api, namespaced_install, verb, resource), f"{verb} {resource}"
+
+
+def test_kubectl_auth_can_i_agrees(
+    kubectl: Path, kafka_cluster: KafkaCluster, namespaced_install: Installed
+) -> None:
+    """The same answers through ``kubectl auth can-i --as`` (what an administrator would run)."""
+    watched = by_kind(namespaced_install.docs, "Role")[0]["metadata"]["namespace"]
+    base = [
+        kubectl,
+        "--kubeconfig",
+        kafka_cluster.kubeconfig,
+        "auth",
+        "can-i",
+        f"--as={namespaced_install.user}",
+        *[f"--as-group={g}" for g in namespaced_install.groups],
+    ]
+    assert run([*base, "patch", f"kafkatopics.{GROUP}", "-n", watched], check=False).stdout.strip() == "yes"
+    assert (
+        run(
+            [*base, "patch", f"kafkatopics.{GROUP}", "-n", watched, "--subresource=status"], check=False
+        ).stdout.strip()
+        == "yes"
+    )
+    for args in (
+        ["patch", f"kafkatopics.{GROUP}", "-n", "not-watched"],
+        ["get", "secrets", "-n", "other"],
+        ["delete", "pods", "-n", watched],
+        ["create", "clusterroles"],
+        ["list", "namespaces"],
+    ):
+        proc = run([*base, *args], check=False)
+        assert (proc.returncode, proc.stdout.strip()) == (1, "no"), (
+            f"can-i {args}: {proc.stdout}{proc.stderr}"
+        )
