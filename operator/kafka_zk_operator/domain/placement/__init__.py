@@ -1,0 +1,59 @@
+"""Placement engine: minimum-move, rack-aware replica placement and leader balancing.
+
+Pure (numpy only, no I/O) and deterministic for a given input and seed. Entry points:
+
+* :func:`plan` with a :class:`PlanRequest` (:class:`Mode`: add-brokers, remove-brokers,
+  rebalance, replication-factor) on a :class:`ClusterArrays` -> :class:`Plan` (the new replica
+  matrix, Kafka's reassignment JSON via :meth:`Plan.reassignment`, and a :class:`PlanReport`).
+* :func:`place_new_partitions` for new topics / added partitions, load-aware across the cluster.
+* :func:`build_arrays` / :func:`snapshot_to_arrays` (in ``domain.snapshot``) to get arrays.
+
+Contract for a distributed engine (the PySpark job) - two stages, identical results
+===================================================================================
+
+Stage 1, broker level (driver; input: per-broker and per-(group, broker) aggregates only):
+
+1. ``targets.balance_targets`` on per-broker loads (after the pre-steps of ``replication``):
+   per-broker targets and the bound ``M_LB`` (``targets.count_lower_bound``).
+2. ``transport.broker_flows`` on per-broker excess/deficit (plus per-rack legal-crossing
+   estimates, needed only when a rack has a net surplus or replicas are unplaced):
+   broker-to-broker flows ``(src, dst, count)``.
+3. ``transport.group_quotas`` on those flows and the ``(G, N + 1)`` matrix of movable replicas
+   per (group, broker): the :class:`GroupQuotas` table ``(group, src, dst, count)``.
+
+Stage 2, partition level (one task per group; input: the group's rows and its quota rows):
+
+4. ``select.select_moves(rows_of_group, quotas.of_group(g), ...)``: which replica of which
+   partition moves where. Groups are ``keys.group_of(crc32(topic), partition, G)`` with ``G =
+   keys.default_group_count(P)``; a group's rows must be passed in (topic, partition) order,
+   with per-row ``keys.partition_hash`` (seeded) and sizes. A group's result depends on nothing
+   else, so running groups separately or together gives the same moves.
+
+Stage 3, driver: ``repair.repair`` on the few units the groups left open (only rows on the
+brokers involved are needed), the optional exact check (small clusters only), then
+``leaders.balance_leaders`` and ``report.build_report``. ``planner.plan`` is exactly
+stages 1-3 run in one process; a distributed engine that calls the same functions with the same
+inputs produces the same plan.
+"""
+
+from kafka_zk_operator.domain.placement.arrays import EMPTY, ClusterArrays, build_arrays
+from kafka_zk_operator.domain.placement.newparts import NewPartitions, NewPlacement, place_new_partitions
+from kafka_zk_operator.domain.placement.planner import EXACT_LIMIT, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.placement.report import BrokerLine, PlanReport, SkewedRack
+
+__all__ = [
+    "EMPTY",
+    "EXACT_LIMIT",
+    "BrokerLine",
+    "ClusterArrays",
+    "Mode",
+    "NewPartitions",
+    "NewPlacement",
+    "Plan",
+    "PlanReport",
+    "PlanRequest",
+    "SkewedRack",
+    "build_arrays",
+    "place_new_partitions",
+    "plan",
+]

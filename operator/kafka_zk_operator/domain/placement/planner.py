@@ -1,0 +1,521 @@
+"""Plan a reassignment: the modes (add/remove brokers, rebalance, replication factor) end to end.
+
+GOALS (in priority order)
+    1. Constraints hold: one replica per broker per partition, every moved partition spans
+       ``min(RF, racks)`` racks (broken partitions are repaired), removed brokers end empty,
+       excluded topics do not change.
+    2. Replica counts balanced within ±1 per broker (per rack where the rack rules forbid better;
+       within ``±tolerance`` of that when a tolerance is given).
+    3. The fewest replica moves; the plan reports the bound M_LB and whether it is met or the
+       exact min-cost flow confirms the count.
+    4. Preferred leaders balanced within ±1 with the fewest leader changes (reordering only).
+
+ALGORITHM
+    setup (eligible brokers, movable rows, new RF) -> drops / rack repair / UNPLACED slots
+    (:mod:`replication`) -> targets and M_LB (:mod:`targets`) -> flows and group quotas
+    (:mod:`transport`) -> per-group selection (:mod:`select`) -> global repair (:mod:`repair`) ->
+    exact polish on small instances when M_LB is missed (:mod:`exact`) -> leaders
+    (:mod:`leaders`) -> report recomputed from the matrices (:mod:`report`).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray, loads
+from kafka_zk_operator.domain.placement.exact import exact_placement
+from kafka_zk_operator.domain.placement.keys import (
+    default_group_count,
+    group_of,
+    partition_hash,
+    topic_hashes,
+)
+from kafka_zk_operator.domain.placement.leaders import balance_leaders
+from kafka_zk_operator.domain.placement.racks import rack_counts, rack_hi, rack_limits
+from kafka_zk_operator.domain.placement.repair import repair
+from kafka_zk_operator.domain.placement.replication import add_unplaced, drop_replicas, free_rack_violations
+from kafka_zk_operator.domain.placement.report import PlanReport, SkewedRack, build_report, count_moves
+from kafka_zk_operator.domain.placement.select import select_moves
+from kafka_zk_operator.domain.placement.state import BrokerContext
+from kafka_zk_operator.domain.placement.targets import Targets, balance_targets, count_lower_bound, widen
+from kafka_zk_operator.domain.placement.transport import GroupQuotas, broker_flows, group_quotas
+
+Progress = Callable[[str, float], None]
+
+#: Default size limit (movable partitions x eligible brokers) for the exact check.
+EXACT_LIMIT = 200_000
+
+
+class Mode(enum.StrEnum):
+    """What the plan is for."""
+
+    ADD_BROKERS = "add-brokers"
+    REMOVE_BROKERS = "remove-brokers"
+    REBALANCE = "rebalance"
+    REPLICATION_FACTOR = "replication-factor"
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """Parameters of a plan.
+
+    :ivar brokers: ids of the brokers being added (they must hold no replica; empty brokers not
+        listed receive nothing) or removed (they end empty and receive nothing).
+    :ivar topics: regular expression (full match) selecting the topics to change; ``None`` = all.
+    :ivar exclude_topics: regular expression (full match) of topics that never change.
+    :ivar replication_factor: the new RF of the selected topics (replication-factor mode).
+    :ivar tolerance: replicas per broker the balance may deviate (fewer moves); 0 = strict ±1.
+    :ivar seed: seeds the tie-break hash (which of equal replicas move); same seed, same plan.
+    :ivar n_groups: partition groups of the partition-level stage (default: from the size).
+    :ivar exact_limit: movable partitions x eligible brokers up to which the exact min-cost flow
+        runs when M_LB is missed (0 disables it).
+    """
+
+    mode: Mode
+    brokers: tuple[int, ...] = ()
+    topics: str | None = None
+    exclude_topics: str | None = None
+    replication_factor: int | None = None
+    tolerance: int = 0
+    seed: int = 0
+    n_groups: int | None = None
+    exact_limit: int = EXACT_LIMIT
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A plan: the cluster before, the replica matrix after (broker indexes), the report, and the
+    broker-level targets it aimed for (``targets.lo``/``hi``/``klass`` describe the balance band)."""
+
+    cluster: ClusterArrays
+    replicas: IntArray
+    report: PlanReport
+    targets: Targets
+    eligible: BoolArray
+    movable: BoolArray
+
+    def changed_rows(self) -> IntArray:
+        """Rows whose replica list (set or order) changes."""
+        before = self.cluster.replicas
+        w = max(before.shape[1], self.replicas.shape[1])
+        b = np.full((len(before), w), EMPTY, dtype=np.int64)
+        a = np.full((len(before), w), EMPTY, dtype=np.int64)
+        b[:, : before.shape[1]] = before
+        a[:, : self.replicas.shape[1]] = self.replicas
+        return np.flatnonzero((a != b).any(axis=1))
+
+    def reassignment(self) -> dict[str, object]:
+        """Kafka's reassignment JSON (``kafka-reassign-partitions`` / ``/admin/reassign_partitions``),
+        changed partitions only, in (topic, partition) order."""
+        ids = self.cluster.broker_ids
+        parts: list[dict[str, object]] = []
+        for row in self.changed_rows().tolist():
+            reps = self.replicas[row]
+            parts.append(
+                {
+                    "topic": self.cluster.topics[int(self.cluster.topic_of[row])],
+                    "partition": int(self.cluster.partition_of[row]),
+                    "replicas": [int(ids[b]) for b in reps[reps >= 0]],
+                }
+            )
+        return {"version": 1, "partitions": parts}
+
+
+@dataclass(frozen=True, eq=False)
+class _Setup:
+    eligible: BoolArray
+    added: BoolArray
+    movable: BoolArray
+    rf_new: IntArray
+    ctx: BrokerContext
+    rack_names: tuple[str | None, ...]
+    fixed_load: IntArray
+
+
+def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | None = None) -> Plan:
+    """Compute a plan (module docstring). Pure and deterministic for a given input and seed.
+
+    :raises InvalidSpec: unknown brokers, bad regular expressions, impossible parameters.
+    """
+    say: Progress = progress or (lambda _stage, _fraction: None)
+    say("setup", 0.0)
+    setup = _setup(cluster, request)
+    ctx, movable, eligible = setup.ctx, setup.movable, setup.eligible
+    n = cluster.n_brokers
+    k = ctx.n_racks
+    topic_crc = topic_hashes(cluster.topics)[cluster.topic_of]
+    row_hash = partition_hash(topic_crc, cluster.partition_of, request.seed)
+    row_rank = np.empty(cluster.n_partitions, dtype=np.int64)
+    row_rank[np.argsort(row_hash, kind="stable")] = np.arange(cluster.n_partitions)
+    load0 = loads(cluster.replicas, n)[:n]
+
+    say("targets", 0.05)
+    rack_lo, rack_hi_ = _rack_bounds(setup)
+    total = int(setup.fixed_load.sum() + setup.rf_new[movable].sum())
+
+    def targets_for(prefer: IntArray) -> Targets:
+        return balance_targets(
+            eligible=eligible,
+            floor=setup.fixed_load,
+            ceil=setup.fixed_load + int(movable.sum()),  # one replica per partition per broker
+            rack=np.minimum(ctx.rack_ext[:n], k - 1),
+            rack_lo=rack_lo,
+            rack_hi=rack_hi_,
+            total=total,
+            prefer=prefer,
+        )
+
+    prelim = targets_for(load0)
+    excess0 = np.where(eligible, load0 - prelim.target, load0 + (1 << 30))
+    rep = cluster.replicas
+    rf_now = cluster.replication_factors()
+    rf_goal = np.where(movable, setup.rf_new, rf_now)
+    dropped = 0
+    if bool(np.any(rf_goal < rf_now)):
+        rep, dropped = drop_replicas(rep, rf_goal, ctx=ctx, excess=excess0, row_rank=row_rank)
+    rep, _freed = free_rack_violations(rep, movable, ctx=ctx, excess=excess0)
+    rep, added_replicas = add_unplaced(rep, rf_goal, ctx.unplaced)
+
+    load1 = loads(rep, n + 1)
+    unplaced = int(load1[n])
+    load1 = load1[:n]
+    targets = targets_for(load1)
+    if request.tolerance > 0:
+        targets = widen(
+            targets,
+            load=load1,
+            eligible=eligible,
+            floor=setup.fixed_load,
+            rack=np.minimum(ctx.rack_ext[:n], k - 1),
+            rack_lo=rack_lo,
+            rack_hi=rack_hi_,
+            total=total,
+            tolerance=request.tolerance,
+        )
+    t = targets.target
+    excess = np.zeros(n + 1, dtype=np.int64)
+    excess[:n] = np.where(eligible, np.maximum(0, load1 - t), load1)
+    excess[n] = unplaced
+    deficit = np.where(eligible, np.maximum(0, t - load1), 0).astype(np.int64)
+    if int(excess.sum()) != int(deficit.sum()):
+        raise AssertionError("plan: excess and deficit disagree")
+
+    say("transport", 0.1)
+    crossing, needs = _crossing(rep, movable, excess, deficit, ctx)
+    flows = broker_flows(
+        excess=excess, deficit=deficit, rack_ext=ctx.rack_ext, n_racks=k, crossing=crossing, needs=needs
+    )
+    n_groups = request.n_groups or default_group_count(cluster.n_partitions)
+    group = group_of(topic_crc, cluster.partition_of, n_groups)
+    quotas = group_quotas(flows, _movable_per_group(rep, movable, group, n_groups, n + 1), ctx.rack_ext)
+
+    say("select", 0.2)
+    sel = select_moves(
+        rep, group=group, movable=movable, sizes=cluster.sizes, row_hash=row_hash, quotas=quotas, ctx=ctx
+    )
+    say("repair", 0.7)
+    left = sel.leftover
+    fixed = repair(
+        sel.replicas,
+        sel.moved,
+        src=left.src,
+        dst=left.dst,
+        count=left.count,
+        movable=movable,
+        sizes=cluster.sizes,
+        row_hash=row_hash,
+        ctx=ctx,
+        target=t,
+    )
+    after = fixed.replicas
+    m_lb = count_lower_bound(load0, t)
+    moves = int(count_moves(cluster.replicas, after).sum())
+    exact_moves: int | None = None
+    unresolved, two_hop = fixed.unresolved, fixed.two_hop
+    n_mov = int(movable.sum())
+    if (moves > m_lb or unresolved) and 0 < n_mov * int(eligible.sum()) <= request.exact_limit:
+        say("exact", 0.75)
+        rows = np.flatnonzero(movable)
+        res = exact_placement(
+            np.where(np.r_[eligible, False, False][cluster.replicas[rows]], cluster.replicas[rows], EMPTY),
+            setup.rf_new[rows],
+            ctx=ctx,
+            targets=targets,
+            fixed_load=setup.fixed_load,
+        )
+        if res is not None:
+            exact_moves = res.moves
+            if res.moves < moves or unresolved:
+                width = max(after.shape[1], res.replicas.shape[1])
+                merged = np.full((len(after), width), EMPTY, dtype=np.int64)
+                merged[:, : after.shape[1]] = after
+                merged[rows] = EMPTY
+                merged[rows, : res.replicas.shape[1]] = res.replicas
+                after = merged
+                unresolved, two_hop = 0, 0
+
+    say("leaders", 0.85)
+    orig_leader = (
+        np.where(cluster.replicas[:, 0] >= 0, cluster.replicas[:, 0], EMPTY)
+        if cluster.replicas.shape[1]
+        else np.full(cluster.n_partitions, EMPTY, dtype=np.int64)
+    )
+    fresh = count_moves_mask(cluster.replicas, after)
+    lead = balance_leaders(
+        after, orig_leader, movable=movable, eligible=eligible, moved=fresh, row_hash=row_hash
+    )
+    after = lead.replicas
+
+    say("report", 0.95)
+    skewed = tuple(
+        SkewedRack(
+            rack=setup.rack_names[s.rack],
+            brokers=s.brokers,
+            replicas_per_broker_min=s.per_broker_min,
+            replicas_per_broker_max=s.per_broker_max,
+            cluster_level=s.cluster_level,
+            reason=(
+                "the rack must hold at least one replica of every partition (RF >= racks)"
+                if s.bound == "min"
+                else "the rack may hold at most its share of each partition (RF <= racks)"
+            ),
+        )
+        for s in targets.skewed
+    )
+    notes = _notes(request, unresolved, two_hop, lead.unresolved, skewed)
+    report = build_report(
+        mode=str(request.mode),
+        cluster=cluster,
+        after=after,
+        selected=movable,
+        eligible=eligible,
+        added=setup.added,
+        replica_target=t,
+        leader_target=lead.target,
+        m_lb=m_lb,
+        exact_moves=exact_moves,
+        leader_changes=lead.changes,
+        leader_lb=lead.lower_bound,
+        replicas_added=added_replicas,
+        replicas_removed=dropped,
+        unresolved_units=unresolved,
+        two_hop_moves=two_hop,
+        replica_band=(targets.lo, targets.hi) if request.tolerance > 0 else _strict_band(targets),
+        skewed=skewed,
+        notes=notes,
+    )
+    say("done", 1.0)
+    return Plan(cluster, after, report, targets, eligible, movable)
+
+
+def count_moves_mask(before: IntArray, after: IntArray) -> BoolArray:
+    """Slots of ``after`` holding a broker that was not in the row before (replicas moved in)."""
+    member = np.zeros(after.shape, dtype=np.bool_)
+    for j in range(before.shape[1]):
+        member |= after == before[:, j : j + 1]
+    return np.asarray((after >= 0) & ~member, dtype=np.bool_)
+
+
+def _strict_band(targets: Targets) -> tuple[IntArray, IntArray]:
+    return targets.lo, targets.hi
+
+
+def _notes(
+    request: PlanRequest, unresolved: int, two_hop: int, leader_left: int, skewed: tuple[SkewedRack, ...]
+) -> tuple[str, ...]:
+    notes: list[str] = []
+    if request.tolerance > 0:
+        notes.append(f"tolerance band of ±{request.tolerance} replicas per broker")
+    if unresolved:
+        notes.append(
+            f"{unresolved} replica move(s) could not be placed under the constraints: balance not reached"
+        )
+    if two_hop:
+        notes.append(f"{two_hop} unit(s) needed a two-hop exchange (2 moves each)")
+    if leader_left:
+        notes.append(f"{leader_left} preferred leader(s) above target could not be handed over")
+    for s in skewed:
+        notes.append(
+            f"rack {s.rack!r} is skewed and cannot be fixed by moving replicas: {s.brokers} brokers hold "
+            f"{s.replicas_per_broker_min}..{s.replicas_per_broker_max} replicas each vs about "
+            f"{s.cluster_level:.1f} across the cluster ({s.reason}); only evening the racks fixes it"
+        )
+    return tuple(notes)
+
+
+def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise errors.InvalidSpec(f"invalid {what} regular expression {pattern!r}: {exc}") from None
+
+
+def _setup(cluster: ClusterArrays, request: PlanRequest) -> _Setup:
+    n = cluster.n_brokers
+    if n == 0:
+        raise errors.InvalidSpec("the cluster has no brokers")
+    if request.tolerance < 0:
+        raise errors.InvalidSpec(f"tolerance must be >= 0 (got {request.tolerance})")
+    load0 = loads(cluster.replicas, n)[:n]
+    listed = [cluster.broker_index(b) for b in request.brokers]
+    if len(set(listed)) != len(listed):
+        raise errors.InvalidSpec("a broker is listed more than once")
+    eligible = np.ones(n, dtype=np.bool_)
+    added = np.zeros(n, dtype=np.bool_)
+    mode = request.mode
+    if mode is Mode.ADD_BROKERS:
+        if not listed:
+            raise errors.InvalidSpec("add-brokers needs the ids of the brokers being added")
+        for i in listed:
+            if load0[i] > 0:
+                raise errors.InvalidSpec(
+                    f"broker {int(cluster.broker_ids[i])} already holds {int(load0[i])} replicas, so it is not "
+                    "a new broker (use mode rebalance)"
+                )
+        added[listed] = True
+        eligible = (load0 > 0) | added
+    elif mode is Mode.REMOVE_BROKERS:
+        if not listed:
+            raise errors.InvalidSpec("remove-brokers needs the ids of the brokers being removed")
+        eligible[listed] = False
+        if not eligible.any():
+            raise errors.InvalidSpec("cannot remove every broker")
+    elif listed:
+        raise errors.InvalidSpec(f"brokers may only be listed for add-brokers or remove-brokers, not {mode}")
+    if mode is Mode.REPLICATION_FACTOR and request.replication_factor is None:
+        raise errors.InvalidSpec("replication-factor mode needs the new replication factor")
+    if mode is not Mode.REPLICATION_FACTOR and request.replication_factor is not None:
+        raise errors.InvalidSpec("a replication factor may only be given in replication-factor mode")
+
+    selected_re = _compile(request.topics, "topic")
+    excluded_re = _compile(request.exclude_topics, "excluded-topic")
+    topic_ok = np.array(
+        [
+            (selected_re is None or selected_re.fullmatch(name) is not None)
+            and (excluded_re is None or excluded_re.fullmatch(name) is None)
+            for name in cluster.topics
+        ],
+        dtype=np.bool_,
+    )
+    rf = cluster.replication_factors()
+    movable = (topic_ok[cluster.topic_of] if cluster.n_partitions else np.zeros(0, np.bool_)) & (rf > 0)
+    if (request.topics is not None or mode is Mode.REPLICATION_FACTOR) and not movable.any():
+        raise errors.InvalidSpec("no topic matches the topic selection")
+    stuck = ~movable[:, None] & (cluster.replicas >= 0) & ~np.r_[eligible, True][cluster.replicas]
+    if stuck.any():
+        row = int(np.flatnonzero(stuck.any(axis=1))[0])
+        col = int(np.flatnonzero(stuck[row])[0])
+        raise errors.InvalidSpec(
+            f"topic {cluster.topics[int(cluster.topic_of[row])]!r} partition {int(cluster.partition_of[row])} "
+            f"is not selected but has a replica on broker {int(cluster.broker_ids[cluster.replicas[row, col]])}, "
+            "which is being removed; select that topic too"
+        )
+    rf_new = rf.copy()
+    n_eligible = int(eligible.sum())
+    if mode is Mode.REPLICATION_FACTOR:
+        assert request.replication_factor is not None
+        new_rf = request.replication_factor
+        if new_rf < 1:
+            raise errors.InvalidReplicationFactor(f"replication factor must be at least 1 (got {new_rf})")
+        rf_new = np.where(movable, new_rf, rf)
+    too_big = movable & (rf_new > n_eligible)
+    if too_big.any():
+        row = int(np.flatnonzero(too_big)[0])
+        raise errors.InvalidReplicationFactor(
+            f"replication factor {int(rf_new[row])} of topic {cluster.topics[int(cluster.topic_of[row])]!r} "
+            f"is larger than the {n_eligible} eligible brokers"
+        )
+    elig_racks = np.unique(cluster.broker_rack[eligible])
+    k = len(elig_racks)
+    remap = np.full(cluster.n_racks, k, dtype=np.int64)
+    remap[elig_racks] = np.arange(k)
+    rack_ext = np.r_[remap[cluster.broker_rack], k].astype(np.int64)
+    rack_sizes = np.bincount(rack_ext[:n][eligible], minlength=k).astype(np.int64)
+    ctx = BrokerContext(rack_ext=rack_ext, n_racks=k, rack_sizes=rack_sizes, eligible=eligible)
+    fixed_rows = cluster.replicas[~movable]
+    fixed_load = loads(fixed_rows, n)[:n]
+    return _Setup(
+        eligible=eligible,
+        added=added,
+        movable=movable,
+        rf_new=rf_new.astype(np.int64),
+        ctx=ctx,
+        rack_names=tuple(cluster.racks[int(r)] for r in elig_racks),
+        fixed_load=fixed_load,
+    )
+
+
+def _rack_bounds(setup: _Setup) -> tuple[IntArray, IntArray]:
+    """Per rack: fixed replicas plus the sum over movable rows of the rack minimum / maximum."""
+    ctx = setup.ctx
+    k = ctx.n_racks
+    n = ctx.n_brokers
+    rf = setup.rf_new[setup.movable]
+    lo_row, hi_row = rack_limits(rf, k)
+    fixed_r = np.bincount(
+        np.minimum(ctx.rack_ext[:n], k - 1)[setup.eligible],
+        weights=setup.fixed_load[setup.eligible],
+        minlength=k,
+    )
+    lo = fixed_r.round().astype(np.int64) + int(lo_row.sum())
+    hi_sum = np.array([int(np.minimum(hi_row, ctx.rack_sizes[r]).sum()) for r in range(k)], dtype=np.int64)
+    return lo, fixed_r.round().astype(np.int64) + hi_sum
+
+
+def _crossing(
+    rep: IntArray, movable: BoolArray, excess: IntArray, deficit: IntArray, ctx: BrokerContext
+) -> tuple[IntArray, IntArray]:
+    """Legal-crossing estimates and UNPLACED needs for :func:`transport.broker_flows`."""
+    k, n = ctx.n_racks, ctx.n_brokers
+    crossing = np.zeros((k + 1, k), dtype=np.int64)
+    needs = np.zeros(k, dtype=np.int64)
+    out = np.bincount(ctx.rack_ext, weights=excess, minlength=k + 1)
+    inn = np.bincount(ctx.rack_ext[:n], weights=deficit, minlength=k + 1)
+    if not bool(np.any(out[:k] > inn[:k])) and out[k] == 0:
+        return crossing, needs
+    rf = (rep >= 0).sum(axis=1)
+    lo, hi_row = rack_limits(rf, k)
+    hi = rack_hi(hi_row, ctx.rack_sizes)
+    cnt = rack_counts(rep, ctx.rack_ext, k)
+    room_in = np.maximum(0, hi - cnt)
+    over = np.r_[excess[:n] > 0, False]
+    for j in range(rep.shape[1]):
+        col = rep[:, j]
+        present = movable & (col >= 0) & (col < n)
+        src = np.where(present, col, 0)
+        on_over = present & over[src]
+        r_src = ctx.rack_ext[src]
+        real = on_over & (r_src < k)
+        r_c = np.minimum(r_src, k - 1)
+        can_leave = real & (cnt[np.arange(len(rep)), r_c] - 1 >= lo)
+        for dst_rack in range(k):
+            ok = can_leave & (room_in[:, dst_rack] > 0) & (r_c != dst_rack)
+            crossing[:k, dst_rack] += np.bincount(r_c[ok], minlength=k)
+        removed_rack = on_over & (r_src >= k)
+        for dst_rack in range(k):
+            crossing[k, dst_rack] += int((removed_rack & (room_in[:, dst_rack] > 0)).sum())
+    pending = (rep == ctx.unplaced).sum(axis=1)
+    if pending.any():
+        rows = pending > 0
+        crossing[k] += np.minimum(pending[rows, None], room_in[rows]).sum(axis=0)
+        needs += (np.maximum(0, lo[rows, None] - cnt[rows]) * 1).sum(axis=0)
+    return crossing, needs
+
+
+def _movable_per_group(
+    rep: IntArray, movable: BoolArray, group: IntArray, n_groups: int, width: int
+) -> IntArray:
+    rows, cols = np.nonzero((rep >= 0) & movable[:, None])
+    codes = group[rows] * width + rep[rows, cols]
+    return np.bincount(codes, minlength=n_groups * width).reshape(n_groups, width).astype(np.int64)
+
+
+__all__ = ["EXACT_LIMIT", "GroupQuotas", "Mode", "Plan", "PlanRequest", "plan"]
