@@ -31,20 +31,36 @@ Stage 2, partition level (one task per group; input: the group's rows and its qu
 
 Stage 3, driver: ``repair.repair`` on the few units the groups left open (only rows on the
 brokers involved are needed), the optional exact check (small clusters only), then
-``leaders.balance_leaders`` and ``report.build_report``. ``planner.plan`` is exactly
-stages 1-3 run in one process; a distributed engine that calls the same functions with the same
-inputs produces the same plan.
+``leaders.balance_leaders`` and ``report.build_report``.
+
+In code: ``stage = broker_stage(cluster, request)`` (stage 1, a :class:`BrokerStage` holding the
+pre-processed rows, groups, targets, M_LB and quotas); stage 2 per group ``g`` is
+``select.select_moves(stage.replicas[rows_g], group=stage.group[rows_g], ...,
+quotas=stage.quotas.of_group(g), ctx=stage.ctx)``; the per-group results are put back in row order
+as one :class:`select.Selection` (replicas, moved mask, concatenated leftovers) and
+``finish_plan(stage, selection)`` is stage 3. ``plan`` is exactly that in one process, so a
+distributed engine doing the same produces the same plan.
 """
 
 from kafka_zk_operator.domain.placement.arrays import EMPTY, ClusterArrays, build_arrays
 from kafka_zk_operator.domain.placement.newparts import NewPartitions, NewPlacement, place_new_partitions
-from kafka_zk_operator.domain.placement.planner import EXACT_LIMIT, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.placement.planner import (
+    EXACT_LIMIT,
+    BrokerStage,
+    Mode,
+    Plan,
+    PlanRequest,
+    broker_stage,
+    finish_plan,
+    plan,
+)
 from kafka_zk_operator.domain.placement.report import BrokerLine, PlanReport, SkewedRack
 
 __all__ = [
     "EMPTY",
     "EXACT_LIMIT",
     "BrokerLine",
+    "BrokerStage",
     "ClusterArrays",
     "Mode",
     "NewPartitions",
@@ -53,7 +69,9 @@ __all__ = [
     "PlanReport",
     "PlanRequest",
     "SkewedRack",
+    "broker_stage",
     "build_arrays",
+    "finish_plan",
     "place_new_partitions",
     "plan",
 ]

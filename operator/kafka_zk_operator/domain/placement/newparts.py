@@ -2,9 +2,10 @@
 
 GOALS
     Put new replicas where the cluster has room (least-loaded brokers first, so a new broker fills
-    up), keep each topic spread evenly (never more than ``ceil(P_topic * RF / N)`` of a topic's
-    replicas on one broker), and balance preferred leaders cluster-wide. Unlike Kafka's per-topic
-    round robin, the other topics' load counts.
+    up), keep each topic spread (a broker holds at most ``max(ceil(avg) + 1, ceil(avg *
+    max_topic_skew))`` of a topic's replicas, ``avg = P_topic * RF / N``; ``max_topic_skew = 1``
+    means Kafka's strict ``ceil(avg)``), and balance preferred leaders cluster-wide. Unlike Kafka's
+    per-topic round robin, the other topics' load counts.
 
 CONSTRAINTS
     Distinct brokers per partition; ``min(RF, racks)`` racks per partition; only eligible brokers;
@@ -25,6 +26,7 @@ ALGORITHM (per request, in topic-name order; each sees the load the previous one
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,6 +63,7 @@ def place_new_partitions(
     *,
     exclude_brokers: Sequence[int] = (),
     seed: int = 0,
+    max_topic_skew: float = 1.5,
 ) -> NewPlacement:
     """Place the requested partitions (module docstring).
 
@@ -103,7 +106,7 @@ def place_new_partitions(
             )
         first_pid = int(cluster.partition_of[topic_rows].max()) + 1 if len(topic_rows) else 0
         rows = _place_topic(
-            cluster, req.topic, req.count, rf, topic_rows, load, eligible, rack, rack_sizes, k
+            cluster, req.topic, req.count, rf, topic_rows, load, eligible, rack, rack_sizes, k, max_topic_skew
         )
         load += np.bincount(rows[rows >= 0], minlength=n)[:n]
         new_topics.append(req.topic)
@@ -142,11 +145,14 @@ def _place_topic(
     rack: IntArray,
     rack_sizes: IntArray,
     k: int,
+    max_topic_skew: float,
 ) -> IntArray:
     n = cluster.n_brokers
     existing = loads(cluster.replicas[topic_rows], n)[:n]
     n_el = int(eligible.sum())
-    spread = -(-(len(topic_rows) + count) * rf // n_el)
+    avg = (len(topic_rows) + count) * rf / n_el
+    strict = -(-(len(topic_rows) + count) * rf // n_el)
+    spread = strict if max_topic_skew <= 1 else max(strict + 1, math.ceil(avg * max_topic_skew))
     lo, hi = rack_limits(np.array([rf]), k)
     hi_r = np.minimum(int(hi[0]), rack_sizes)
     load_r = np.bincount(rack[eligible], weights=load[eligible], minlength=k).round().astype(np.int64)

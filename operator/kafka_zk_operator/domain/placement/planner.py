@@ -41,7 +41,7 @@ from kafka_zk_operator.domain.placement.racks import rack_counts, rack_hi, rack_
 from kafka_zk_operator.domain.placement.repair import repair
 from kafka_zk_operator.domain.placement.replication import add_unplaced, drop_replicas, free_rack_violations
 from kafka_zk_operator.domain.placement.report import PlanReport, SkewedRack, build_report, count_moves
-from kafka_zk_operator.domain.placement.select import select_moves
+from kafka_zk_operator.domain.placement.select import Selection, select_moves
 from kafka_zk_operator.domain.placement.state import BrokerContext
 from kafka_zk_operator.domain.placement.targets import Targets, balance_targets, count_lower_bound, widen
 from kafka_zk_operator.domain.placement.transport import GroupQuotas, broker_flows, group_quotas
@@ -138,11 +138,65 @@ class _Setup:
     fixed_load: IntArray
 
 
+@dataclass(frozen=True, eq=False)
+class BrokerStage:
+    """Everything stage 1 (broker level) computes; the input of the partition-level stage.
+
+    :ivar replicas: rows after the pre-steps (drops; UNPLACED slots for new and repaired replicas).
+    :ivar group: ``(P,)`` group of each row; :ivar quotas: per-group flows for :func:`select_moves`.
+    :ivar row_hash: seeded per-row hash (tie-breaks); :ivar targets: per-broker targets.
+    :ivar m_lb: the count lower bound for these targets.
+    """
+
+    cluster: ClusterArrays
+    request: PlanRequest
+    eligible: BoolArray
+    added: BoolArray
+    movable: BoolArray
+    rf_new: IntArray
+    ctx: BrokerContext
+    rack_names: tuple[str | None, ...]
+    fixed_load: IntArray
+    row_hash: np.ndarray
+    replicas: IntArray
+    targets: Targets
+    m_lb: int
+    replicas_added: int
+    replicas_removed: int
+    group: IntArray
+    quotas: GroupQuotas
+
+    def select(self) -> Selection:
+        """Stage 2 for every group at once (what one process does)."""
+        return select_moves(
+            self.replicas,
+            group=self.group,
+            movable=self.movable,
+            sizes=self.cluster.sizes,
+            row_hash=self.row_hash,
+            quotas=self.quotas,
+            ctx=self.ctx,
+        )
+
+
 def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | None = None) -> Plan:
     """Compute a plan (module docstring). Pure and deterministic for a given input and seed.
 
+    Equivalent to ``finish_plan(stage, stage.select())`` with ``stage = broker_stage(...)``.
+
     :raises InvalidSpec: unknown brokers, bad regular expressions, impossible parameters.
     """
+    say: Progress = progress or (lambda _stage, _fraction: None)
+    stage = broker_stage(cluster, request, progress=say)
+    say("select", 0.2)
+    selection = stage.select()
+    return finish_plan(stage, selection, progress=say)
+
+
+def broker_stage(
+    cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | None = None
+) -> BrokerStage:
+    """Stage 1: setup, pre-steps, targets and M_LB, flows, per-group quotas."""
     say: Progress = progress or (lambda _stage, _fraction: None)
     say("setup", 0.0)
     setup = _setup(cluster, request)
@@ -214,11 +268,34 @@ def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | N
     n_groups = request.n_groups or default_group_count(cluster.n_partitions)
     group = group_of(topic_crc, cluster.partition_of, n_groups)
     quotas = group_quotas(flows, _movable_per_group(rep, movable, group, n_groups, n + 1), ctx.rack_ext)
-
-    say("select", 0.2)
-    sel = select_moves(
-        rep, group=group, movable=movable, sizes=cluster.sizes, row_hash=row_hash, quotas=quotas, ctx=ctx
+    return BrokerStage(
+        cluster=cluster,
+        request=request,
+        eligible=eligible,
+        added=setup.added,
+        movable=movable,
+        rf_new=setup.rf_new,
+        ctx=ctx,
+        rack_names=setup.rack_names,
+        fixed_load=setup.fixed_load,
+        row_hash=row_hash,
+        replicas=rep,
+        targets=targets,
+        m_lb=count_lower_bound(load0, t),
+        replicas_added=added_replicas,
+        replicas_removed=dropped,
+        group=group,
+        quotas=quotas,
     )
+
+
+def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None = None) -> Plan:
+    """Stage 3: global repair, exact check on small instances, leaders, report."""
+    say: Progress = progress or (lambda _stage, _fraction: None)
+    cluster, request = stage.cluster, stage.request
+    ctx, movable, eligible = stage.ctx, stage.movable, stage.eligible
+    targets = stage.targets
+    t = targets.target
     say("repair", 0.7)
     left = sel.leftover
     fixed = repair(
@@ -229,12 +306,12 @@ def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | N
         count=left.count,
         movable=movable,
         sizes=cluster.sizes,
-        row_hash=row_hash,
+        row_hash=stage.row_hash,
         ctx=ctx,
         target=t,
     )
     after = fixed.replicas
-    m_lb = count_lower_bound(load0, t)
+    m_lb = stage.m_lb
     moves = int(count_moves(cluster.replicas, after).sum())
     exact_moves: int | None = None
     unresolved, two_hop = fixed.unresolved, fixed.two_hop
@@ -244,10 +321,10 @@ def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | N
         rows = np.flatnonzero(movable)
         res = exact_placement(
             np.where(np.r_[eligible, False, False][cluster.replicas[rows]], cluster.replicas[rows], EMPTY),
-            setup.rf_new[rows],
+            stage.rf_new[rows],
             ctx=ctx,
             targets=targets,
-            fixed_load=setup.fixed_load,
+            fixed_load=stage.fixed_load,
         )
         if res is not None:
             exact_moves = res.moves
@@ -261,21 +338,20 @@ def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | N
                 unresolved, two_hop = 0, 0
 
     say("leaders", 0.85)
-    orig_leader = (
-        np.where(cluster.replicas[:, 0] >= 0, cluster.replicas[:, 0], EMPTY)
-        if cluster.replicas.shape[1]
-        else np.full(cluster.n_partitions, EMPTY, dtype=np.int64)
-    )
+    if cluster.replicas.shape[1]:
+        orig_leader = cluster.replicas[:, 0].copy()
+    else:
+        orig_leader = np.full(cluster.n_partitions, EMPTY, dtype=np.int64)
     fresh = count_moves_mask(cluster.replicas, after)
     lead = balance_leaders(
-        after, orig_leader, movable=movable, eligible=eligible, moved=fresh, row_hash=row_hash
+        after, orig_leader, movable=movable, eligible=eligible, moved=fresh, row_hash=stage.row_hash
     )
     after = lead.replicas
 
     say("report", 0.95)
     skewed = tuple(
         SkewedRack(
-            rack=setup.rack_names[s.rack],
+            rack=stage.rack_names[s.rack],
             brokers=s.brokers,
             replicas_per_broker_min=s.per_broker_min,
             replicas_per_broker_max=s.per_broker_max,
@@ -295,18 +371,18 @@ def plan(cluster: ClusterArrays, request: PlanRequest, *, progress: Progress | N
         after=after,
         selected=movable,
         eligible=eligible,
-        added=setup.added,
+        added=stage.added,
         replica_target=t,
         leader_target=lead.target,
         m_lb=m_lb,
         exact_moves=exact_moves,
         leader_changes=lead.changes,
         leader_lb=lead.lower_bound,
-        replicas_added=added_replicas,
-        replicas_removed=dropped,
+        replicas_added=stage.replicas_added,
+        replicas_removed=stage.replicas_removed,
         unresolved_units=unresolved,
         two_hop_moves=two_hop,
-        replica_band=(targets.lo, targets.hi) if request.tolerance > 0 else _strict_band(targets),
+        replica_band=(targets.lo, targets.hi),
         skewed=skewed,
         notes=notes,
     )
@@ -320,10 +396,6 @@ def count_moves_mask(before: IntArray, after: IntArray) -> BoolArray:
     for j in range(before.shape[1]):
         member |= after == before[:, j : j + 1]
     return np.asarray((after >= 0) & ~member, dtype=np.bool_)
-
-
-def _strict_band(targets: Targets) -> tuple[IntArray, IntArray]:
-    return targets.lo, targets.hi
 
 
 def _notes(
@@ -518,4 +590,14 @@ def _movable_per_group(
     return np.bincount(codes, minlength=n_groups * width).reshape(n_groups, width).astype(np.int64)
 
 
-__all__ = ["EXACT_LIMIT", "GroupQuotas", "Mode", "Plan", "PlanRequest", "plan"]
+__all__ = [
+    "EXACT_LIMIT",
+    "BrokerStage",
+    "GroupQuotas",
+    "Mode",
+    "Plan",
+    "PlanRequest",
+    "broker_stage",
+    "finish_plan",
+    "plan",
+]
