@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts
+from kafka_zk_operator.devstack import artifacts, demo, tools
 from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
-from kafka_zk_operator.devstack.stack import LocalStack, StackSpec, read_state, stop_recorded
+from kafka_zk_operator.devstack.stack import (
+    LocalStack,
+    StackSpec,
+    StackState,
+    read_state,
+    stop_recorded,
+    write_state,
+)
 
 DEFAULT_BASE_PORT = 29000
 
@@ -53,6 +64,17 @@ def register(subparsers: Any) -> None:
         help=f"ZooKeeper on BASE, brokers on BASE+10+id, etcd BASE+20/21, API server BASE+22 "
         f"(default {DEFAULT_BASE_PORT}; 0 = any free ports)",
     )
+    up.add_argument(
+        "--operator", action="store_true", help="also run the operator (kzo operator) against the stack"
+    )
+    up.add_argument(
+        "--apply",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="install the CRDs, then apply KafkaTopic/PartitionReassignment YAML from PATH (file or folder)",
+    )
     up.set_defaults(func=_up)
     prepare = sub.add_parser("prepare", help="fetch/build every binary the stack and tests need (cached)")
     prepare.add_argument(
@@ -72,6 +94,12 @@ def register(subparsers: Any) -> None:
         if name == "status":
             p.add_argument("--json", action="store_true", help="machine-readable output")
         p.set_defaults(func=func)
+    kubectl = sub.add_parser(
+        "kubectl", help="run kubectl against the local API server (kubectl is fetched on first use)"
+    )
+    _add_state_dir(kubectl)
+    kubectl.add_argument("kubectl_args", nargs=argparse.REMAINDER, help="arguments for kubectl")
+    kubectl.set_defaults(func=_kubectl)
     logs = sub.add_parser("logs", help="print log file paths, or the tail of one component's log")
     _add_state_dir(logs)
     logs.add_argument("component", nargs="?", help="e.g. kafka-1, zookeeper, kube-apiserver")
@@ -102,10 +130,23 @@ def _up(args: argparse.Namespace) -> int:
         with_kubernetes=not args.no_kubernetes,
         base_port=args.base_port or None,
     )
+    if (args.operator or args.apply) and args.no_kubernetes:
+        raise CliError("--operator and --apply need the API server; drop --no-kubernetes")
+    state_dir = _state_dir(args)
+    stack = LocalStack(spec, state_dir)
     try:
-        state = LocalStack(spec, _state_dir(args)).up()
+        state = stack.up()  # cleans up after itself when it fails
     except StackError as exc:
         raise CliError(str(exc)) from exc
+    try:
+        if args.apply:
+            _install_and_apply(state, args.apply, start_operator=args.operator, base_port=args.base_port)
+        elif args.operator:
+            _start_operator(state, state_dir, args.base_port)
+    except StackError as exc:
+        stop_recorded(read_state(state_dir) or state)  # the stack this command just started
+        raise CliError(f"{exc} (the stack was stopped again)") from exc
+    state = read_state(state_dir) or state
     print(f"ZooKeeper:   {state.zk_connect}")
     print(f"Kafka:       {state.bootstrap_servers}")
     for broker in state.brokers:
@@ -113,6 +154,8 @@ def _up(args: argparse.Namespace) -> int:
     if state.kubeconfig:
         print(f"API server:  {state.apiserver}")
         print(f"Kubeconfig:  {state.kubeconfig}")
+    if "operator" in state.pids:
+        print(f"Operator:    pid {state.pids['operator']}, log {state.logs['operator']}")
     print(f"Logs:        {_state_dir(args)}  (kzo dev logs)")
     print('Environment: eval "$(kzo dev env)"   Stop: kzo dev down')
     return 0
@@ -131,9 +174,69 @@ def _prepare(args: argparse.Namespace) -> int:
             print(f"Kafka {version}: {artifacts.kafka_libs(version)}")
         if not args.no_kubernetes:
             print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
+            print(f"helm: {tools.helm_binary()}")
+            print(f"kubectl: {tools.kubectl_binary()}")
     except StackError as exc:
         raise CliError(str(exc)) from exc
     return 0
+
+
+def _start_operator(state: StackState, state_dir: Path, base_port: int) -> None:
+    assert state.kubeconfig is not None
+    operator = OperatorProcess(
+        kubeconfig=Path(state.kubeconfig),
+        zk_connect=state.zk_connect,
+        log_path=state_dir / "operator" / "operator.log",
+        metrics_port=base_port + 30 if base_port else None,
+        health_port=base_port + 31 if base_port else None,
+        extra_env={"KZO_RESYNC_SECONDS": "30"},
+        detach=True,
+    )
+    print("kzo: starting the operator ...", file=sys.stderr)
+    operator.start()
+    assert operator.pid is not None
+    state.pids["operator"] = operator.pid
+    state.logs["operator"] = str(operator.log_path)
+    write_state(state_dir, state)
+    print(f"kzo: operator metrics on http://127.0.0.1:{operator.metrics_port}/metrics", file=sys.stderr)
+
+
+def _install_and_apply(state: StackState, paths: list[Path], *, start_operator: bool, base_port: int) -> None:
+    assert state.kubeconfig is not None
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(path.glob("*.yaml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise StackError(f"--apply {path}: no such file or folder")
+    api = demo.api_client(Path(state.kubeconfig))
+    crd_dir = _crd_dir()
+    print(f"kzo: installing CRDs from {crd_dir} ...", file=sys.stderr)
+    demo.install_crds(api, crd_dir)
+    if start_operator:
+        _start_operator(state, _state_dir_of(state), base_port)
+    applied = demo.apply_manifests(api, files)
+    print(f"kzo: applied {len(applied)} resources; waiting for KafkaTopics to be Ready ...", file=sys.stderr)
+    if start_operator:
+        demo.wait_topics(api, applied)
+    print()
+    print(demo.topic_table(api))
+    print()
+
+
+def _crd_dir() -> Path:
+    """crds/ of the source checkout (the package is installed editable from it)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "crds" / "kafkatopics.yaml").exists():
+            return parent / "crds"
+    raise StackError("cannot find the crds/ folder next to the package; run from a source checkout")
+
+
+def _state_dir_of(state: StackState) -> Path:
+    return Path(state.logs["zookeeper"]).parent.parent
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -186,6 +289,18 @@ def _env(args: argparse.Namespace) -> int:
     print(f"export KZO_ZOOKEEPER={state.zk_connect}")
     print(f"export KZO_BOOTSTRAP={state.bootstrap_servers}")
     return 0
+
+
+def _kubectl(args: argparse.Namespace) -> int:
+    state = _load(args)
+    if not state.kubeconfig:
+        raise CliError("this stack runs without an API server (started with --no-kubernetes)")
+    try:
+        binary = tools.kubectl_binary()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
+    env = dict(os.environ, KUBECONFIG=state.kubeconfig)
+    return subprocess.call([str(binary), *args.kubectl_args], env=env)
 
 
 def _logs(args: argparse.Namespace) -> int:

@@ -20,7 +20,9 @@ from kafka_zk_operator.domain import errors
 SUBCOMMAND_MODULES = (
     "kafka_zk_operator.cli.assign_cmd",
     "kafka_zk_operator.cli.dev_cmd",
+    "kafka_zk_operator.cli.import_cmd",
     "kafka_zk_operator.cli.operator_cmd",
+    "kafka_zk_operator.cli.snapshot_cmd",
 )
 
 EXIT_USAGE = 2
@@ -60,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except errors.KzoError as exc:
         print(f"kzo {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. piped into `head`: not an error worth a traceback
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"kzo {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,165 @@
+"""KafkaTopic throughput benchmark (a script that prints figures; not a test).
+
+For each N: a fresh local stack (ZooKeeper, 3 racked Kafka brokers, kube-apiserver), the CRDs,
+the operator as a process; then N KafkaTopic resources are created at once and the script
+measures the time until all are Ready (observedGeneration current), the ZooKeeper writes per
+topic (operator metric ``kzo_zookeeper_writes_total``), the operator's CPU time and peak RSS,
+and the ZooKeeper writes during one full no-op resync afterwards (must be 0).
+
+Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config
+
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+GROUP, VERSION = "kafka.zk-operator.io", "v1alpha1"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def proc_peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def install_crds(api: client.ApiClient) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    for path in sorted((ROOT / "crds").glob("*.yaml")):
+        ext.create_custom_resource_definition(yaml.safe_load(path.read_text()))
+    time.sleep(2)
+
+
+def ready_count(custom: client.CustomObjectsApi, namespace: str) -> int:
+    items = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "kafkatopics")["items"]
+    ready = 0
+    for item in items:
+        status = item.get("status") or {}
+        if status.get("observedGeneration") != item["metadata"].get("generation"):
+            continue
+        if any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+        ):
+            ready += 1
+    return ready
+
+
+def run(n: int, partitions: int, rf: int, resync: int) -> dict[str, float]:
+    workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
+    stack = LocalStack(
+        StackSpec(), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
+    )
+    state = stack.up()
+    operator = None
+    try:
+        assert state.kubeconfig is not None
+        api = config.new_client_from_config(config_file=state.kubeconfig)
+        install_crds(api)
+        client.CoreV1Api(api).create_namespace({"metadata": {"name": "bench"}})
+        operator = OperatorProcess(
+            kubeconfig=Path(state.kubeconfig),
+            zk_connect=state.zk_connect,
+            log_path=workdir / "operator.log",
+            extra_env={"KZO_RESYNC_SECONDS": str(resync)},
+        )
+        operator.start()
+        assert operator.pid is not None
+        custom = client.CustomObjectsApi(api)
+        cpu0 = proc_cpu_seconds(operator.pid)
+        writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
+
+        def create(i: int) -> None:
+            body = {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "KafkaTopic",
+                "metadata": {"name": f"bench-{i:05d}"},
+                "spec": {
+                    "partitions": partitions,
+                    "replicationFactor": rf,
+                    "config": {"retention.ms": "3600000"},
+                },
+            }
+            custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(create, range(n)))
+        applied = time.monotonic() - started
+        ready = 0
+        while ready < n:
+            time.sleep(0.5)
+            ready = ready_count(custom, "bench")
+            if time.monotonic() - started > 1800:
+                raise SystemExit(f"only {ready}/{n} Ready after 30 min; see {operator.log_path}")
+        all_ready = time.monotonic() - started
+        writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
+        cpu = proc_cpu_seconds(operator.pid) - cpu0
+        # One full resync period (plus margin) with nothing to do: must write nothing.
+        writes_before_resync = operator.metric_sum("kzo_zookeeper_writes_total")
+        time.sleep(resync * 2 + 5)
+        resync_writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes_before_resync
+        return {
+            "n": n,
+            "apply_s": applied,
+            "all_ready_s": all_ready,
+            "zk_writes_per_topic": writes / n,
+            "operator_cpu_s": cpu,
+            "operator_peak_rss_mb": proc_peak_rss_mb(operator.pid),
+            "noop_resync_writes": resync_writes,
+        }
+    finally:
+        if operator is not None:
+            operator.stop()
+        stack.down()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--topics", default="100,1000", help="comma-separated N values")
+    parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--rf", type=int, default=3)
+    parser.add_argument("--resync", type=int, default=30, help="operator resync period during the run (s)")
+    args = parser.parse_args()
+    rows = [run(int(n), args.partitions, args.rf, args.resync) for n in args.topics.split(",")]
+    header = (
+        "N",
+        "apply (s)",
+        "all Ready (s)",
+        "ZK writes/topic",
+        "op CPU (s)",
+        "op peak RSS (MB)",
+        "no-op resync writes",
+    )
+    print(" | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for r in rows:
+        print(
+            f"{int(r['n'])} | {r['apply_s']:.1f} | {r['all_ready_s']:.1f} | {r['zk_writes_per_topic']:.2f} | "
+            f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | {int(r['noop_resync_writes'])}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
