@@ -23,10 +23,10 @@ import subprocess
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import jsonschema
-import kubernetes_validate
+import jsonschema  # type: ignore[import-untyped]
+import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 from kubernetes import client as k8s
@@ -427,7 +427,10 @@ def test_no_owner_references_and_namespaced_objects_carry_the_release_namespace(
 
 @pytest.fixture(scope="module")
 def api(kafka_cluster: KafkaCluster) -> k8s.ApiClient:
-    return k8s_config.new_client_from_config(config_file=str(kafka_cluster.kubeconfig))
+    api_client: k8s.ApiClient = k8s_config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=str(kafka_cluster.kubeconfig)
+    )
+    return api_client
 
 
 def fresh_namespace(api: k8s.ApiClient, prefix: str, labels: dict[str, str] | None = None) -> str:
@@ -595,13 +598,13 @@ def test_operator_pod_is_admitted_under_restricted_pod_security(
         },
         "spec": template["spec"],
     }
-    k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, pod, dry_run="All")
+    k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, cast(Any, pod), dry_run="All")
     # And the check is real: a root, privileged variant is refused in the same namespace.
     bad = json.loads(json.dumps(pod))
     bad["spec"]["containers"][0]["securityContext"] = {"privileged": True}
     bad["spec"]["securityContext"] = {}
     with pytest.raises(k8s.ApiException) as refused:
-        k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, bad, dry_run="All")
+        k8s.CoreV1Api(api).create_namespaced_pod(installed.namespace, cast(Any, bad), dry_run="All")
     assert refused.value.status == 403 and "PodSecurity" in str(refused.value.body)
 
 
@@ -612,7 +615,7 @@ def test_helm_install_and_unchanged_upgrade_against_the_real_server(
     apply_crds(kubectl, kubeconfig)
     namespace = fresh_namespace(api, "kzo-helm", RESTRICTED)
     release = f"kzo-{uuid.uuid4().hex[:6]}"
-    base = [helm, "--kubeconfig", kubeconfig, "--namespace", namespace]
+    base: list[str | Path] = [helm, "--kubeconfig", kubeconfig, "--namespace", namespace]
     installed = run([*base, "install", release, CHART])
     assert "STATUS: deployed" in installed.stdout
     assert "kubectl apply --server-side" in installed.stdout, "NOTES.txt tells how to upgrade the CRDs"
@@ -642,6 +645,7 @@ def can(api: k8s.ApiClient, who: Installed, verb: str, resource: str, namespace:
         )
     )
     result = k8s.AuthorizationV1Api(api).create_subject_access_review(review)
+    assert result.status is not None, f"no status in the SubjectAccessReview for {verb} {resource}"
     return bool(result.status.allowed)
 
 
@@ -777,7 +781,7 @@ def test_kubectl_auth_can_i_agrees(
 ) -> None:
     """The same answers through ``kubectl auth can-i --as`` (what an administrator would run)."""
     watched = by_kind(namespaced_install.docs, "Role")[0]["metadata"]["namespace"]
-    base = [
+    base: list[str | Path] = [
         kubectl,
         "--kubeconfig",
         kafka_cluster.kubeconfig,
