@@ -20,6 +20,7 @@ from kafka_zk_operator.domain import errors
 SUBCOMMAND_MODULES = (
     "kafka_zk_operator.cli.assign_cmd",
     "kafka_zk_operator.cli.dev_cmd",
+    "kafka_zk_operator.cli.plan_cmd",
     "kafka_zk_operator.cli.import_cmd",
     "kafka_zk_operator.cli.operator_cmd",
     "kafka_zk_operator.cli.snapshot_cmd",

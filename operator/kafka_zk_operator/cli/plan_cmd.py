@@ -1,0 +1,210 @@
+"""``kzo plan``: plan a minimal-move, rack-aware reassignment from a cluster snapshot file.
+
+Registered by ``cli.main`` (``SUBCOMMAND_MODULES``). Reads a snapshot (``domain.snapshot``), runs
+the placement engine (``domain.placement``) and writes Kafka's reassignment JSON (only the
+partitions that change, broker lists leader first) for ``kafka-reassign-partitions --execute`` or
+``/admin/reassign_partitions``; prints a summary table (moves vs M_LB, leader changes, per-broker
+counts before and after) and optionally a PNG.
+
+New brokers for ``--mode add-brokers`` are either listed in the snapshot's ``brokers`` (with no
+replica) or given here as ``--brokers 7:rack-a,8:rack-b`` (id and rack; plain ids when the
+cluster has no racks). Empty snapshot brokers that are *not* listed receive nothing in this mode.
+
+User errors (bad flags, unreadable or invalid snapshot, impossible parameters) are one line on
+stderr with exit code 2, via ``cli.main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kafka_zk_operator.cli.main import CliError
+from kafka_zk_operator.cli.plan_render import ProgressBar, summary
+from kafka_zk_operator.domain.model import Broker
+from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanRequest, plan
+from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
+
+_MAX_ID = 2**31 - 1
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``plan`` subcommand to the ``kzo`` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "plan",
+        help="plan a minimal-move, rack-aware partition reassignment from a snapshot",
+        description=(
+            "Plan a partition reassignment with the fewest replica moves that balances replicas (±1 per "
+            "broker) and preferred leaders, keeps every partition on min(RF, racks) racks, and empties "
+            "removed brokers. Writes Kafka's reassignment JSON (changed partitions only)."
+        ),
+    )
+    parser.add_argument(
+        "--snapshot", required=True, type=Path, metavar="FILE", help="cluster snapshot (JSON)"
+    )
+    parser.add_argument("--mode", required=True, choices=[m.value for m in Mode], help="what to plan")
+    parser.add_argument(
+        "--brokers",
+        type=parse_broker_list,
+        default=[],
+        metavar="ID[:RACK],...",
+        help="brokers being added (ID:RACK adds a broker missing from the snapshot) or removed",
+    )
+    parser.add_argument(
+        "--topics", metavar="REGEX", help="only topics whose whole name matches (default: all)"
+    )
+    parser.add_argument("--exclude-topics", metavar="REGEX", help="topics never changed (whole-name match)")
+    parser.add_argument(
+        "--replication-factor", type=int, metavar="N", help="new RF (mode replication-factor)"
+    )
+    parser.add_argument("--engine", choices=["local", "spark"], default="local", help="planner engine")
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="tie-break seed (same seed, same plan)"
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="allowed deviation in replicas per broker",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="reassignment JSON ('-' = stdout)"
+    )
+    parser.add_argument("--plot", type=Path, metavar="PNG", help="write a before/after chart")
+    parser.add_argument("--report", type=Path, metavar="FILE", help="also write the full report as JSON")
+    parser.add_argument("--progress", action="store_true", help="show the progress bar even without a TTY")
+    parser.add_argument(
+        "--allow-mixed-rf", action="store_true", help="accept topics with mixed replica counts"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, plan, write; domain errors propagate to ``cli.main`` (exit code 2)."""
+    if args.engine == "spark":
+        raise CliError("--engine spark is not available yet; use --engine local (the default)")
+    bar = ProgressBar(sys.stderr, enabled=args.progress or sys.stderr.isatty())
+    try:
+        bar("load", 0.0)
+        cluster = _load(args.snapshot, allow_mixed_rf=args.allow_mixed_rf)
+        mode = Mode(args.mode)
+        cluster, ids = _with_new_brokers(cluster, args.brokers, mode)
+        request = PlanRequest(
+            mode=mode,
+            brokers=ids,
+            topics=args.topics,
+            exclude_topics=args.exclude_topics,
+            replication_factor=args.replication_factor,
+            tolerance=args.tolerance,
+            seed=args.seed,
+        )
+        started = time.perf_counter()
+        result = plan(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
+        elapsed = time.perf_counter() - started
+        bar("write", 0.97)
+        document = json.dumps(result.reassignment(), separators=(",", ":")) + "\n"
+        _write(args.output, document)
+        if args.report is not None:
+            _write(str(args.report), json.dumps(_report_dict(result.report), indent=1) + "\n")
+        if args.plot is not None:
+            from kafka_zk_operator.cli.plan_plot import write_plot
+
+            write_plot(result.report, args.plot)
+        bar("done", 1.0)
+    finally:
+        bar.close()
+    out = sys.stderr if args.output == "-" else sys.stdout
+    out.write(summary(result.report, elapsed=elapsed))
+    return 0
+
+
+def _load(path: Path, *, allow_mixed_rf: bool) -> ClusterArrays:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read snapshot {path}: {exc.strerror or exc}") from None
+    return snapshot_to_arrays(parse_snapshot_json(data, allow_mixed_rf=allow_mixed_rf))
+
+
+def _with_new_brokers(
+    cluster: ClusterArrays, brokers: list[Broker | int], mode: Mode
+) -> tuple[ClusterArrays, tuple[int, ...]]:
+    """Add ``ID:RACK`` brokers missing from the snapshot (add-brokers only); return all listed ids."""
+    known = set(cluster.broker_ids.tolist())
+    extra: list[Broker] = []
+    ids: list[int] = []
+    for entry in brokers:
+        if isinstance(entry, Broker):
+            if entry.id in known:
+                rack = cluster.racks[int(cluster.broker_rack[cluster.broker_index(entry.id)])]
+                if rack != entry.rack:
+                    raise CliError(
+                        f"broker {entry.id} is in the snapshot with rack {rack!r}, not {entry.rack!r}"
+                    )
+            elif mode is not Mode.ADD_BROKERS:
+                raise CliError(
+                    f"broker {entry.id} is not in the snapshot (ID:RACK only adds brokers in add-brokers)"
+                )
+            else:
+                if not cluster.has_racks:
+                    raise CliError(f"the cluster has no racks, so broker {entry.id} cannot have one")
+                extra.append(entry)
+            ids.append(entry.id)
+        else:
+            if entry not in known:
+                if mode is Mode.ADD_BROKERS and not cluster.has_racks:
+                    extra.append(Broker(entry))
+                elif mode is Mode.ADD_BROKERS:
+                    raise CliError(f"broker {entry} is not in the snapshot: give its rack as {entry}:RACK")
+                else:
+                    raise CliError(f"broker {entry} is not in the snapshot")
+            ids.append(entry)
+    return cluster.with_brokers(extra), tuple(ids)
+
+
+def parse_broker_list(text: str) -> list[Broker | int]:
+    """``7,8`` or ``7:rack-a,8:rack-b`` -> ints or brokers; duplicates refused."""
+    out: list[Broker | int] = []
+    seen: set[int] = set()
+    for raw in text.split(","):
+        entry = raw.strip()
+        id_text, colon, rack = entry.partition(":")
+        if not (id_text.isascii() and id_text.isdigit()) or int(id_text) > _MAX_ID or (colon and not rack):
+            raise argparse.ArgumentTypeError(
+                f"invalid broker {entry!r}: expected ID or ID:RACK, e.g. 7,8 or 7:rack-a"
+            )
+        broker_id = int(id_text)
+        if broker_id in seen:
+            raise argparse.ArgumentTypeError(f"broker {broker_id} is listed more than once")
+        seen.add(broker_id)
+        out.append(Broker(broker_id, rack) if colon else broker_id)
+    return out
+
+
+def _non_negative(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def _write(target: str, text: str) -> None:
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    data: dict[str, Any] = asdict(report)
+    data["moves_over_bound"] = report.moves_over_bound
+    return data
