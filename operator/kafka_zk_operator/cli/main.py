@@ -14,7 +14,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.domain import errors
+
+__all__ = ["CliError", "build_parser", "main"]
 
 #: Subcommand modules, in ``kzo --help`` order. Each has ``register(subparsers)``.
 SUBCOMMAND_MODULES = (
@@ -27,10 +30,6 @@ SUBCOMMAND_MODULES = (
 )
 
 EXIT_USAGE = 2
-
-
-class CliError(Exception):
-    """A problem with the user's input, reported as one line with exit code 2."""
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):

@@ -54,7 +54,7 @@ class OperatorProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kafka_zk_operator.cli.main", "operator"],
+                [sys.executable, "-m", "kafka_zk_operator", "operator"],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

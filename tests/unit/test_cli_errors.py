@@ -1,0 +1,70 @@
+"""Every ``kzo`` subcommand answers bad input with one stderr line and exit code 2, no traceback."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from kafka_zk_operator.cli import main as cli
+
+
+def _subcommands() -> list[str]:
+    parser = cli.build_parser()
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(actions[0].choices)
+
+
+def test_every_documented_subcommand_is_registered() -> None:
+    assert {"assign", "dev", "operator"} <= set(_subcommands())
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_an_unknown_flag_is_one_line_and_exit_code_2(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main([command, "--no-such-flag"])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dev", "up", "--brokers", "0"],
+        ["dev", "up", "--base-port", "99999"],
+        ["dev", "up", "--kafka-version", "9.9.9"],
+        ["dev", "prepare", "--kafka-versions", "1.2.3"],
+        ["dev", "status", "--state-dir", "/nonexistent/kzo-state"],
+        ["dev", "kubectl", "--state-dir", "/nonexistent/kzo-state", "get", "pods"],
+    ],
+)
+def test_dev_refuses_impossible_parameters(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "error" in err, err
+
+
+def test_operator_without_a_cluster_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-m", "kafka_zk_operator.cli.main", "operator"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "kzo operator: error: no Kafka cluster configured: set KZO_CLUSTERS_FILE or KZO_ZOOKEEPER"
+    ]
