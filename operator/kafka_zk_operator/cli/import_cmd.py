@@ -32,7 +32,7 @@ from typing import Any
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli import zk_reading
-from kafka_zk_operator.cli.main import CliError
+from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.domain import errors, k8s_names, topic_import, topic_names
 from kafka_zk_operator.domain.replica_views import pending_targets
 

@@ -2,26 +2,27 @@
 
 The output is the snapshot format the placement engine loads (``domain.snapshot``)::
 
-    {"brokers": {"0": {"rack": "rack-a"}, ...},
-     "topics": {"orders": {"partitions": {"0": [0, 1, 2], ...}}, ...}}
+    {"brokers": {"1": {"rack": "rack-a"}, ...},
+     "topics": {"orders": {"partitions": {"0": [1, 2, 3], ...}}, ...}}
 
 Read-only: it reads ``/brokers/ids``, ``/brokers/topics``, ``/admin/delete_topics`` and
 ``/admin/reassign_partitions`` through ``ZkStore``'s read methods and never writes to ZooKeeper.
 
-* Brokers are the registered (live) ones. Replicas on unregistered brokers are kept in the
-  replica lists; a note on stderr names those brokers.
+* Brokers are the registered (live) ones. A broker that is not registered but still holds
+  replicas (offline) is listed too, with ``"live": false`` and the rack given by
+  ``--broker-rack ID:RACK`` (ZooKeeper forgets the rack of a broker that is down).
 * Kafka-internal topics (``__consumer_offsets``, ``__transaction_state``) are left out unless
-  ``--with-internal``; topics queued for deletion are always left out (Kafka refuses to move them);
-  both are counted on stderr.
-* A partition being reassigned is written as its **target** replica list (where it is going),
-  or with ``--reassigning original`` as its replica list before the move; stderr says how many
-  partitions that concerns and which list was used (see ``domain.replica_views`` for how exact
-  each list is on each Kafka version).
-* Per-partition sizes are not included (every partition weighs the same for the planner).
+  ``--with-internal``; topics queued for deletion are always left out (Kafka refuses to move them).
+* A partition being reassigned is written as its **target** replica list (where it is going), or
+  with ``--reassigning original`` as its list before the move; the topic records both under
+  ``"reassigning"`` and stderr says how many partitions that concerns (``domain.replica_views``
+  explains how exact each list is on each Kafka version).
+* ``--sizes-from-bootstrap HOST:PORT`` adds ``"sizes"`` (bytes per partition, the largest
+  replica) from the brokers' DescribeLogDirs (needs kafka-python; plaintext listeners).
 
-Progress is shown on stderr when it is a terminal. Errors (unreachable ZooKeeper, no cluster at
-the chroot, an output path that cannot be written) are one ``kzo snapshot: error: ...`` line with
-exit code 2.
+Progress is shown on stderr when it is a terminal; a summary and notes follow (``-q`` hides
+them). Errors (unreachable ZooKeeper, no cluster at the chroot, an output path that cannot be
+written) are one ``kzo snapshot: error: ...`` line with exit code 2.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.cli import zk_reading
+from kafka_zk_operator.cli import log_dir_sizes, zk_reading
 from kafka_zk_operator.domain import errors, snapshot_export, topic_names
 from kafka_zk_operator.domain.model import TopicAssignment
 from kafka_zk_operator.domain.replica_views import ReassignmentView, pending_targets
@@ -68,8 +69,28 @@ def register(subparsers: Any) -> None:
         help="replica list written for a partition being reassigned: its target (default) or its "
         "original (before the move)",
     )
+    parser.add_argument(
+        "--broker-rack",
+        type=_broker_rack,
+        action="append",
+        default=[],
+        metavar="ID:RACK",
+        help="rack of a broker that is down (not registered) but holds replicas; repeatable",
+    )
+    parser.add_argument(
+        "--sizes-from-bootstrap",
+        metavar="HOST:PORT",
+        help="add partition sizes from the brokers' DescribeLogDirs (needs kafka-python)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary or notes on stderr")
     parser.set_defaults(func=run)
+
+
+def _broker_rack(text: str) -> tuple[int, str]:
+    broker, colon, rack = text.partition(":")
+    if not (broker.isascii() and broker.isdigit()) or not colon or not rack:
+        raise argparse.ArgumentTypeError(f"expected ID:RACK, e.g. 4:rack-b, got {text!r}")
+    return int(broker), rack
 
 
 @dataclass(frozen=True)
@@ -124,15 +145,20 @@ def run(args: argparse.Namespace) -> int:
             f"kzo {COMMAND}: reading topics", 0, enabled=False if args.quiet else None
         )
         found = read_cluster(store, with_internal=args.with_internal, progress=progress)
-    snapshot = snapshot_export.build(brokers, found.topics, view=view)
+    sizes = log_dir_sizes.fetch_sizes(args.sizes_from_bootstrap) if args.sizes_from_bootstrap else None
+    snapshot = snapshot_export.build(
+        brokers, found.topics, view=view, offline_racks=dict(args.broker_rack), sizes=sizes
+    )
     zk_reading.write_output(args.output, snapshot_export.render(snapshot.document))
     if not args.quiet:
         for line in _notes(found, snapshot, view):
             zk_reading.note(COMMAND, line)
         where = "stdout" if args.output == "-" else args.output
+        topics = snapshot.document["topics"]
+        assert isinstance(topics, dict)
         zk_reading.note(
             COMMAND,
-            f"{len(brokers)} brokers, {len(found.topics)} topics, {snapshot.partition_count} partitions "
+            f"{len(brokers)} brokers, {len(topics)} topics, {snapshot.partition_count} partitions "
             f"from {connect} written to {where}",
         )
     return 0
@@ -155,7 +181,21 @@ def _notes(found: ClusterRead, snapshot: snapshot_export.Snapshot, view: Reassig
             )
     if snapshot.unregistered_replica_brokers:
         ids = ", ".join(map(str, snapshot.unregistered_replica_brokers))
-        notes.append(f"note: replicas on brokers that are not registered (offline?): {ids}")
+        notes.append(
+            f'note: brokers {ids} hold replicas but are not registered (down?); listed with "live": false'
+        )
+    if snapshot.mixed_racks:
+        notes.append(
+            "warning: some brokers have a rack and others none, which the planner refuses; give the "
+            "racks of brokers that are down with --broker-rack ID:RACK"
+        )
+    if snapshot.mixed_rf_topics:
+        notes.append(
+            f"note: {_count(list(snapshot.mixed_rf_topics), 'topic')} mix replication factors across "
+            "partitions (the planner needs them allowed explicitly)"
+        )
+    for name, reason in snapshot.left_out:
+        notes.append(f"warning: left out topic {name}: {reason}")
     if found.internal_skipped:
         notes.append(
             f"note: left out {_count(found.internal_skipped, 'Kafka-internal topic')}; use --with-internal"

@@ -33,7 +33,7 @@ from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
-from kafka_zk_operator.cli.main import CliError
+from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.domain import errors
 
 T = TypeVar("T")
