@@ -17,8 +17,11 @@ ALGORITHM
        replicas that did not just move in.
     3. Over-target brokers offer their rows (hash order, as many as their excess); each offered row
        proposes to its follower with the most room; brokers accept up to their room; repeat.
-    4. Remaining imbalance: two-hop swaps ``a -> c -> b`` (row led by ``a`` handed to follower
-       ``c``, a row led by ``c`` handed to follower ``b``).
+    4. Remaining imbalance, relayed: ``a -> c -> b`` (a row led by ``a`` handed to follower ``c``,
+       a row led by ``c`` handed to follower ``b``; needed e.g. when RF = racks and the brokers
+       with room are in the over-target brokers' rack, so never their followers). Done in bulk:
+       step 3 again with temporary headroom on brokers that can pass leadership on, then step 3
+       with the real targets; a per-unit search finishes the rest.
 The bound reported is ``orphans + sum_b max(0, leaders_b - target_b)`` over the leaders kept.
 """
 
@@ -86,6 +89,7 @@ def balance_leaders(
 
     _orphans(rep, lead, cur, tg, np.flatnonzero(orphan), rank_of_row, moved, row_hash)
     _shed(rep, lead, cur, tg, mov, rank_of_row)
+    _relay(rep, lead, cur, tg, mov, rank_of_row)
     unresolved = _two_hop(rep, lead, cur, tg, mov)
 
     out = rep.copy()
@@ -240,6 +244,31 @@ def _shed(rep: IntArray, lead: IntArray, cur: IntArray, tg: IntArray, mov: BoolA
         lead[chosen] = new
         np.add.at(cur, old, -1)
         np.add.at(cur, new, 1)
+
+
+def _relay(
+    rep: IntArray, lead: IntArray, cur: IntArray, tg: IntArray, mov: BoolArray, rank: IntArray
+) -> None:
+    """Step 4 in bulk: over -> intermediaries (temporary headroom) -> brokers with room."""
+    for _ in range(6):
+        over = cur > tg
+        room = np.maximum(0, tg - cur)
+        if not over.any() or not room.any():
+            return
+        rows = np.flatnonzero(mov & (lead >= 0))
+        sub = rep[rows]
+        under = room > 0
+        to_under = ((sub >= 0) & under[np.maximum(sub, 0)] & (sub != lead[rows, None])).any(axis=1)
+        give = np.bincount(lead[rows[to_under]], minlength=len(cur))
+        give[over | under] = 0
+        give = np.minimum(give, int(room.sum()))
+        if not give.any():
+            return
+        before = lead.copy()
+        _shed(rep, lead, cur, tg + give, mov, rank)
+        _shed(rep, lead, cur, tg, mov, rank)
+        if np.array_equal(before, lead):
+            return
 
 
 def _two_hop(rep: IntArray, lead: IntArray, cur: IntArray, tg: IntArray, mov: BoolArray) -> int:
