@@ -15,10 +15,14 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from kafka_zk_operator.devstack import certs, ports
+from kafka_zk_operator.devstack import ports
+
+if TYPE_CHECKING:  # cryptography is a dev dependency: imported only when a control plane starts
+    from kafka_zk_operator.devstack import certs
 from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 
 
@@ -88,6 +92,8 @@ class ControlPlane:
         wait_until(self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver)
 
     def _write_certificates(self) -> None:
+        from kafka_zk_operator.devstack import certs
+
         c = self.cert_dir
         if (c / "client-ca.key").exists():
             return
@@ -106,6 +112,8 @@ class ControlPlane:
         self.write_kubeconfig("admin", ("system:masters",), self.admin_kubeconfig)
 
     def _load_client_ca(self) -> certs.CertificateAuthority:
+        from kafka_zk_operator.devstack import certs
+
         if self._client_ca is None:
             from cryptography import x509
             from cryptography.hazmat.primitives import serialization
@@ -165,6 +173,8 @@ class ControlPlane:
             return False
 
     def _admin_cert_files(self) -> tuple[str, str]:
+        from kafka_zk_operator.devstack import certs
+
         crt, key = self.cert_dir / "admin-probe.crt", self.cert_dir / "admin-probe.key"
         if not crt.exists():
             cert_pem, key_pem = self._load_client_ca().issue("admin", organizations=("system:masters",))
