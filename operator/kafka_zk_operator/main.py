@@ -13,6 +13,7 @@ from typing import Any
 import kopf
 import prometheus_client
 
+import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL as KAFKATOPICS
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
@@ -35,6 +36,10 @@ def configure(
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.networking.request_timeout = 60
+    if operator_settings.namespaces:
+        # An explicit namespace list needs no namespace scanning: the chart's namespaced RBAC
+        # grants no cluster-wide 'list namespaces', and kopf would retry it forever.
+        settings.scanning.disabled = True
     memo.settings = operator_settings
     memo.clusters = ClusterPool(operator_settings, StatusPatcher(config.GROUP, config.VERSION, KAFKATOPICS))
     if operator_settings.metrics_port:
