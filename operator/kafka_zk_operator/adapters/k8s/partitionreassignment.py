@@ -1,0 +1,283 @@
+"""PartitionReassignment bodies and the Kubernetes calls the reassignment service needs.
+
+:func:`parse_resource` reads a body into a :class:`ReassignmentResource` (no API call).
+:func:`queue_rank` orders reassignments of one cluster: one already started first, then by
+creation time (uid breaks ties), which is how the queue and the kopf index agree.
+
+:class:`KubernetesReassignments` is the service's port onto the API server: a fresh read of the
+resource (never the possibly stale body a handler was called with), *strict* status patches (the
+throttle record is written ahead of the ZooKeeper change it describes, so a failed patch must
+stop the change), annotation removal, a fresh list for the queue, and the ConfigMaps that hold
+plans too long for the status. ConfigMaps are owned by the resource through an ownerReference
+**without** ``blockOwnerDeletion`` (Argo CD cannot prune resources blocked by one, reference
+product-landscape §7.5) so Kubernetes' garbage collector removes them with it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from kafka_zk_operator.domain import errors
+
+log = logging.getLogger(__name__)
+
+GROUP = "kafka.zk-operator.io"
+VERSION = "v1alpha1"
+PLURAL = "partitionreassignments"
+KIND = "PartitionReassignment"
+APPROVE_ANNOTATION = f"{GROUP}/approve"
+REFRESH_ANNOTATION = f"{GROUP}/refresh"
+STOP_ANNOTATION = f"{GROUP}/stop"
+PLAN_KEY = "plan.json"
+#: Serialized plan bytes per ConfigMap (the API server's limit is 1 MiB for the whole object).
+CONFIGMAP_BUDGET = 700_000
+
+
+class KubernetesApiError(errors.KzoError):
+    """The API server refused or failed a call; retried on the next poll."""
+
+    reason = errors.Reason.INTERNAL_ERROR
+    retryable = True
+
+
+@dataclass(frozen=True)
+class ReassignmentResource:
+    namespace: str
+    name: str
+    uid: str
+    generation: int
+    created: str
+    annotations: Mapping[str, str]
+    spec: Mapping[str, Any]
+    status: Mapping[str, Any]
+    deleting: bool
+
+    @property
+    def ref(self) -> tuple[str, str]:
+        return self.namespace, self.name
+
+    @property
+    def cluster_name(self) -> str | None:
+        value = self.spec.get("cluster")
+        return str(value) if value else None
+
+    @property
+    def display(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def annotation(self, key: str) -> str | None:
+        value = self.annotations.get(key)
+        return None if value is None else str(value).strip()
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "yes", "1")
+
+
+def parse_resource(body: Mapping[str, Any]) -> ReassignmentResource:
+    meta = body.get("metadata") or {}
+    return ReassignmentResource(
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        uid=str(meta.get("uid", "")),
+        generation=int(meta.get("generation") or 0),
+        created=str(meta.get("creationTimestamp", "")),
+        annotations=dict(meta.get("annotations") or {}),
+        spec=dict(body.get("spec") or {}),
+        status=dict(body.get("status") or {}),
+        deleting=bool(meta.get("deletionTimestamp")),
+    )
+
+
+def stop_requested(resource: ReassignmentResource) -> bool:
+    return _truthy(resource.annotation(STOP_ANNOTATION))
+
+
+def refresh_requested(resource: ReassignmentResource) -> bool:
+    return _truthy(resource.annotation(REFRESH_ANNOTATION))
+
+
+def approved(resource: ReassignmentResource, proposal_id: str | None) -> bool:
+    """``approval: Auto``, or the approve annotation is ``"true"`` or names this proposal's id."""
+    if str(resource.spec.get("approval") or "Auto") == "Auto":
+        return True
+    value = resource.annotation(APPROVE_ANNOTATION)
+    return value is not None and (_truthy(value) or (proposal_id is not None and value == proposal_id))
+
+
+def is_started(status: Mapping[str, Any]) -> bool:
+    return bool((status.get("progress") or {}).get("startedAt"))
+
+
+QueueRank = tuple[int, str, str, str]
+
+
+def queue_rank(resource: ReassignmentResource) -> QueueRank | None:
+    """Position key in its cluster's queue; ``None`` when it does not (or no longer) wait to run."""
+    phase = str(resource.status.get("phase") or "")
+    if phase in ("Completed", "Failed", "Stopped") or resource.deleting:
+        return None
+    started = is_started(resource.status)
+    if not started and (stop_requested(resource) or not approved(resource, _proposal_id(resource))):
+        return None
+    return (0 if started else 1, resource.created, resource.uid, resource.display)
+
+
+def _proposal_id(resource: ReassignmentResource) -> str | None:
+    value = (resource.status.get("proposal") or {}).get("id")
+    return None if value is None else str(value)
+
+
+class KubernetesReassignments:
+    """The API calls of the reassignment service, with the credentials kopf uses."""
+
+    def __init__(self) -> None:
+        self._client: client.ApiClient | None = None
+
+    def _api(self) -> client.ApiClient:
+        if self._client is None:
+            try:
+                config.load_incluster_config()  # type: ignore[no-untyped-call]
+            except config.ConfigException:
+                config.load_kube_config()  # type: ignore[no-untyped-call]
+            self._client = client.ApiClient()
+        return self._client
+
+    def _custom(self) -> client.CustomObjectsApi:
+        return client.CustomObjectsApi(self._api())
+
+    def _core(self) -> client.CoreV1Api:
+        return client.CoreV1Api(self._api())
+
+    @staticmethod
+    def _failed(what: str, exc: ApiException) -> errors.KzoError:
+        return KubernetesApiError(f"Kubernetes API call failed ({what}): {exc.status} {exc.reason}")
+
+    def get(self, ref: tuple[str, str]) -> dict[str, Any] | None:
+        namespace, name = ref
+        try:
+            body = cast(
+                "dict[str, Any]",
+                self._custom().get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name),
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise self._failed(f"get {namespace}/{name}", exc) from exc
+        return body
+
+    def list_all(self) -> list[dict[str, Any]]:
+        try:
+            listing = cast(
+                "dict[str, Any]", self._custom().list_cluster_custom_object(GROUP, VERSION, PLURAL)
+            )
+        except ApiException as exc:
+            raise self._failed("list partitionreassignments", exc) from exc
+        return list(listing.get("items") or [])
+
+    def patch_status(self, ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
+        """Merge-patch ``status``; raises unless the API server accepted it (or the object is gone)."""
+        namespace, name = ref
+        try:
+            self._custom().patch_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, name, {"status": dict(fields)},
+                _content_type="application/merge-patch+json",
+            )  # fmt: skip
+        except ApiException as exc:
+            if exc.status == 404:
+                return
+            raise self._failed(f"patch status of {namespace}/{name}", exc) from exc
+
+    def patch_annotations(self, ref: tuple[str, str], annotations: Mapping[str, str | None]) -> None:
+        namespace, name = ref
+        try:
+            self._custom().patch_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"annotations": dict(annotations)}},
+                _content_type="application/merge-patch+json",
+            )  # fmt: skip
+        except ApiException as exc:
+            if exc.status != 404:
+                raise self._failed(f"patch annotations of {namespace}/{name}", exc) from exc
+
+    # ------------------------------------------------------------------ plan ConfigMaps
+    def write_plan(
+        self, owner: ReassignmentResource, proposal_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> list[str]:
+        """Store ``entries`` in ConfigMaps ``<name>-plan-<id>-<n>``; returns their names in order."""
+        chunks: list[list[Mapping[str, Any]]] = [[]]
+        size = 0
+        for entry in entries:
+            length = len(json.dumps(entry, separators=(",", ":"))) + 1
+            if chunks[-1] and size + length > CONFIGMAP_BUDGET:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(entry)
+            size += length
+        names = []
+        for index, chunk in enumerate(chunks):
+            name = f"{owner.name[:200]}-plan-{proposal_id}-{index}"
+            body = client.V1ConfigMap(
+                metadata=client.V1ObjectMeta(
+                    name=name,
+                    namespace=owner.namespace,
+                    labels={
+                        "app.kubernetes.io/managed-by": "kafka-zk-operator",
+                        f"{GROUP}/reassignment": owner.name[:63],
+                    },
+                    annotations={
+                        f"{GROUP}/proposal": proposal_id,
+                        f"{GROUP}/part": f"{index + 1}/{len(chunks)}",
+                    },
+                    # No blockOwnerDeletion: the garbage collector deletes them, nothing blocks on them.
+                    owner_references=[
+                        client.V1OwnerReference(
+                            api_version=f"{GROUP}/{VERSION}", kind=KIND, name=owner.name, uid=owner.uid
+                        )
+                    ],
+                ),
+                data={PLAN_KEY: json.dumps(chunk, separators=(",", ":"))},
+            )
+            try:
+                self._core().create_namespaced_config_map(owner.namespace, body)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise self._failed(f"create ConfigMap {name}", exc) from exc
+                self._core().replace_namespaced_config_map(name, owner.namespace, body)
+            names.append(name)
+        return names
+
+    def read_plan(self, namespace: str, names: Sequence[str], proposal_id: str) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        for name in names:
+            try:
+                cm = self._core().read_namespaced_config_map(name, namespace)
+            except ApiException as exc:
+                if exc.status == 404:
+                    raise errors.InvalidSpec(
+                        f"plan ConfigMap {namespace}/{name} is missing; annotate the resource with "
+                        f"{REFRESH_ANNOTATION}=true to compute a new proposal"
+                    ) from exc
+                raise self._failed(f"read ConfigMap {name}", exc) from exc
+            stored = ((cm.metadata.annotations if cm.metadata else None) or {}).get(f"{GROUP}/proposal")
+            if stored != proposal_id:
+                raise errors.InvalidSpec(
+                    f"plan ConfigMap {namespace}/{name} holds proposal {stored}, not {proposal_id}; "
+                    f"annotate the resource with {REFRESH_ANNOTATION}=true"
+                )
+            entries.extend(json.loads((cm.data or {}).get(PLAN_KEY) or "[]"))
+        return entries
+
+    def delete_configmaps(self, namespace: str, names: Sequence[str]) -> None:
+        for name in names:
+            try:
+                self._core().delete_namespaced_config_map(name, namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    log.warning("deleting ConfigMap %s/%s failed: %s", namespace, name, exc.reason)

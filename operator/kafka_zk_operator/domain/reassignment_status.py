@@ -1,0 +1,163 @@
+"""The PartitionReassignment ``status``: phase, conditions and progress, built by pure functions.
+
+The service decides *what happened* (a :class:`Verdict`: phase, reason, message, stuck
+partitions, warnings); :func:`verdict_fields` turns it into the merge-patch fields of the status.
+Conditions (``lastTransitionTime`` kept unless the condition flips):
+
+* ``Ready`` - ``True`` only in phase ``Completed``; otherwise ``False`` with the reason of the
+  current step (``AwaitingApproval``, ``Queued``, ``Running``, ``InvalidSpec``, ...);
+* ``Stuck`` - ``True`` while partitions of the batch in flight make no progress (dead target
+  broker, nothing joining the ISR); present once it has been ``True``;
+* ``Warning`` - planning warnings (rack spread under ``rackPolicy: Warn``), when there are any.
+
+``progressText`` ("12/40") feeds the ``Progress`` printer column.
+
+Pure: the clock is passed in.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kafka_zk_operator.domain.reassignment_progress import Stuck
+
+READY = "Ready"
+STUCK = "Stuck"
+WARNING = "Warning"
+MAX_MESSAGE_LENGTH = 4096
+MAX_STUCK = 1000
+STATUS_PLAN_LIMIT = 500
+
+
+class Phase(enum.StrEnum):
+    PENDING = "Pending"
+    PROPOSAL_READY = "ProposalReady"
+    QUEUED = "Queued"
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    STOPPED = "Stopped"
+
+
+TERMINAL = frozenset({Phase.COMPLETED, Phase.FAILED, Phase.STOPPED})
+
+
+class Why(enum.StrEnum):
+    """Reasons of the ``Ready`` condition (part of the status API; never rename)."""
+
+    PENDING = "Pending"
+    AWAITING_APPROVAL = "AwaitingApproval"
+    APPROVED = "Approved"
+    PROPOSAL_STALE = "ProposalStale"
+    QUEUED = "Queued"
+    WAITING_FOR_EXTERNAL = "WaitingForExternalReassignment"
+    WAITING_FOR_BROKERS = "WaitingForBrokers"
+    RUNNING = "Running"
+    STOPPING = "Stopping"
+    COMPLETED = "Completed"
+    STOPPED = "Stopped"
+    FAILED = "Failed"
+    INVALID_SPEC = "InvalidSpec"
+    NOT_SUPPORTED = "NotSupported"
+    CLUSTER_UNAVAILABLE = "ClusterUnavailable"
+    ZOOKEEPER_ERROR = "ZooKeeperError"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    phase: Phase
+    why: Why | str
+    message: str
+    stuck: Sequence[Stuck] = ()
+    warnings: Sequence[str] = field(default=())
+
+
+def timestamp(now: datetime) -> str:
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _clip(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE_LENGTH else message[: MAX_MESSAGE_LENGTH - 1] + "…"
+
+
+def _condition(kind: str, status: bool, reason: str, message: str, generation: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": "True" if status else "False",
+        "reason": reason,
+        "message": _clip(message),
+        "observedGeneration": generation,
+    }
+
+
+def verdict_fields(
+    verdict: Verdict, *, generation: int, now: datetime, previous: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``phase``, ``observedGeneration``, ``message``, ``conditions`` and ``stuck`` of the status."""
+    stamp = timestamp(now)
+    old = {c.get("type"): c for c in previous.get("conditions") or [] if isinstance(c, Mapping)}
+    why = str(verdict.why)
+    new = [_condition(READY, verdict.phase is Phase.COMPLETED, why, verdict.message, generation)]
+    if verdict.stuck:
+        text = "; ".join(f"{s.topic}-{s.partition}: {s.reason}" for s in verdict.stuck[:10])
+        more = len(verdict.stuck) - 10
+        new.append(
+            _condition(
+                STUCK,
+                True,
+                "NoProgress",
+                f"{len(verdict.stuck)} partition(s) make no progress: {text}"
+                + (f" (and {more} more)" if more > 0 else ""),
+                generation,
+            )
+        )
+    elif STUCK in old:
+        new.append(
+            _condition(STUCK, False, "Progressing", "Every partition in flight is progressing.", generation)
+        )
+    if verdict.warnings:
+        new.append(_condition(WARNING, True, "PlanWarnings", " ".join(verdict.warnings), generation))
+    merged = []
+    for condition in new:
+        before = old.get(condition["type"])
+        unchanged = before is not None and before.get("status") == condition["status"]
+        condition["lastTransitionTime"] = (
+            (before or {}).get("lastTransitionTime", stamp) if unchanged else stamp
+        )
+        merged.append(condition)
+    own = {READY, STUCK, WARNING}
+    merged += [dict(c) for kind, c in old.items() if kind not in own]
+    return {
+        "phase": verdict.phase.value,
+        "observedGeneration": generation,
+        "message": _clip(verdict.message),
+        "conditions": merged,
+        "stuck": [
+            {"topic": s.topic, "partition": s.partition, "reason": s.reason}
+            for s in verdict.stuck[:MAX_STUCK]
+        ]
+        or None,
+    }
+
+
+def progress_text(done: int, total: int) -> str:
+    return f"{done}/{total}"
+
+
+def is_terminal(phase: object) -> bool:
+    return phase in {p.value for p in TERMINAL}

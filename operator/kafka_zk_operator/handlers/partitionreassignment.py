@@ -1,0 +1,167 @@
+"""kopf handlers for PartitionReassignment: create, update, resume and a poll timer all run the same
+level-based step (``service.reassignments.reconcile``); delete waits for the batch in flight and
+removes the throttles (``service.reassignments.delete``).
+
+The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
+comes from a kopf index of the resources waiting to run; the service confirms it with a fresh
+list before starting. kopf runs timers next to the other handlers, so calls for one resource are
+serialized with a per-resource lock, and the service always reads the resource afresh.
+
+Environment: ``KZO_REASSIGNMENT_POLL_SECONDS`` (default 5) how often a running reassignment looks
+at ZooKeeper; ``KZO_REASSIGNMENT_STUCK_SECONDS`` (default 1800) after how long a batch whose
+target replicas are not in sync is reported stuck.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import kopf
+
+from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.k8s.partitionreassignment import (
+    PLURAL,
+    KubernetesReassignments,
+    parse_resource,
+    queue_rank,
+)
+from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.reassignment_status import is_terminal
+from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.service import reassignments
+from kafka_zk_operator.service.topics import Event
+
+POLL_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_POLL_SECONDS", "5") or 5)
+STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") or 1800)
+KIND = "partitionreassignment"
+
+_api = KubernetesReassignments()
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def _serialized(uid: str) -> Iterator[None]:
+    with _locks_guard:
+        lock = _locks.setdefault(uid, threading.Lock())
+    with lock:
+        yield
+
+
+def _cluster_name(memo: Any, body: Mapping[str, Any]) -> str | None:
+    settings: OperatorSettings = memo.settings
+    try:
+        return settings.cluster((body.get("spec") or {}).get("cluster") or None).name
+    except errors.InvalidSpec:
+        return None
+
+
+@kopf.index(GROUP, VERSION, PLURAL)
+def partitionreassignment_queue(body: kopf.Body, memo: Any, **_: Any) -> dict[Any, Any]:
+    """Kafka cluster → the reassignments waiting to run or running there, with their queue rank."""
+    cluster = _cluster_name(memo, body)
+    rank = queue_rank(parse_resource(body))
+    if cluster is None or rank is None:
+        return {}
+    return {cluster: rank}
+
+
+def _post(body: kopf.Body, events: list[Event]) -> None:
+    for event in events:
+        kopf.event(body, type=event.type, reason=event.reason, message=event.message)
+        metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
+
+
+def _settings() -> reassignments.Settings:
+    return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS)
+
+
+def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
+    started = time.monotonic()
+    resource = parse_resource(body)
+    pool: ClusterPool = memo.clusters
+    cluster = _cluster_name(memo, body) or ""
+    entries = list(index.get(cluster, [])) if cluster else []
+    with _serialized(resource.uid):
+        result = reassignments.reconcile(
+            resource.ref,
+            _api,
+            lambda: pool.get(resource.cluster_name).store(),
+            cluster=cluster,
+            queue=entries,
+            cluster_of=lambda other: _cluster_name(memo, other),
+            settings=_settings(),
+            now=datetime.now(UTC),
+        )
+    _post(body, result.events)
+    status = result.status
+    progress = status.get("progress") or {}
+    if "partitionsTotal" in progress:
+        metrics.REASSIGNMENT_PROGRESS.labels(*resource.ref).set(int(progress.get("partitionsDone") or 0))
+        metrics.REASSIGNMENT_TOTAL.labels(*resource.ref).set(int(progress["partitionsTotal"]))
+    if cluster:
+        if result.replicas_moved:
+            metrics.REPLICAS_MOVED.labels(cluster).inc(result.replicas_moved)
+        metrics.QUEUED_REASSIGNMENTS.labels(cluster).set(max(0, len(entries) - 1))
+    metrics.RECONCILIATIONS.labels(KIND, str(status.get("phase") or "Unknown")).inc()
+    metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
+
+
+def _active(status: kopf.Status, **_: Any) -> bool:
+    """Poll while something may still happen: not finished, or throttles still to remove."""
+    return not is_terminal(status.get("phase")) or bool((status.get("throttle") or {}).get("applied"))
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL)
+def partitionreassignment_resume(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+
+
+@kopf.on.create(GROUP, VERSION, PLURAL)
+def partitionreassignment_create(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+
+
+@kopf.on.update(GROUP, VERSION, PLURAL)
+def partitionreassignment_update(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+
+
+@kopf.timer(GROUP, VERSION, PLURAL, interval=POLL_SECONDS, initial_delay=POLL_SECONDS, when=_active)
+def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL)
+def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
+    resource = parse_resource(body)
+    pool: ClusterPool = memo.clusters
+    if _cluster_name(memo, body) is None:
+        return  # it never named a cluster we serve: nothing in Kafka belongs to it
+    try:
+        with _serialized(resource.uid):
+            result = reassignments.delete(
+                resource.ref,
+                _api,
+                lambda: pool.get(resource.cluster_name).store(),
+                settings=_settings(),
+                now=datetime.now(UTC),
+            )
+    except errors.KzoError as error:
+        raise kopf.TemporaryError(error.message, delay=POLL_SECONDS) from error
+    _post(body, result.events)
+    if not result.done:
+        raise kopf.TemporaryError(result.message, delay=POLL_SECONDS)
+    for gauge in (metrics.REASSIGNMENT_PROGRESS, metrics.REASSIGNMENT_TOTAL):
+        with contextlib.suppress(KeyError):
+            gauge.remove(*resource.ref)
+    with _locks_guard:
+        _locks.pop(resource.uid, None)

@@ -1,0 +1,150 @@
+"""Proposals: read the cluster, plan the request, keep the plan where the reviewer can see it.
+
+``read_cluster`` takes one consistent-enough snapshot of ZooKeeper (live brokers and racks, every
+topic's replicas, topics queued for deletion, partitions being moved). ``make_proposal`` plans
+the request on it (Explicit: validated as given; other modes: the placement engine) and
+summarizes it. ``store_plan`` puts the plan in ``status.plan`` when it has at most 500 entries,
+else the first 500 there and all of it in ConfigMaps owned by the resource; ``load_plan`` reads
+it back on every later reconcile, so what runs is exactly what was shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.reassignment_batches import make_batches
+from kafka_zk_operator.domain.reassignment_plan import (
+    ClusterView,
+    PartitionMove,
+    ReassignmentPlan,
+    plan_entries,
+    plan_from_entries,
+    plan_id,
+    summarize,
+    summary_fields,
+)
+from kafka_zk_operator.domain.reassignment_request import BatchLimits, Mode, ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
+from kafka_zk_operator.domain.reassignment_validation import plan_explicit
+
+
+class PlanStorage(Protocol):
+    def write_plan(
+        self, owner: ReassignmentResource, proposal_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> list[str]: ...
+
+    def read_plan(self, namespace: str, names: Sequence[str], proposal_id: str) -> list[dict[str, Any]]: ...
+
+    def delete_configmaps(self, namespace: str, names: Sequence[str]) -> None: ...
+
+
+def read_cluster(store: ZkStore, topics: Sequence[str] | None = None) -> ClusterView:
+    """Live brokers and the assignments of ``topics`` (all topics when ``None``)."""
+    brokers = {b.id: b.rack for b in store.live_brokers()}
+    names = store.topic_names() if topics is None else sorted(set(topics))
+    assignments: dict[str, dict[int, tuple[int, ...]]] = {}
+    moving: set[tuple[str, int]] = set()
+    for name in names:
+        got = store.read_assignment(name)
+        if got is None:
+            continue
+        topic = got.value
+        partitions = {}
+        for p, replicas in topic.partitions.items():
+            adding = set(topic.adding_replicas.get(p, ()))
+            partitions[p] = tuple(b for b in replicas if b not in adding)
+            if p in topic.adding_replicas or p in topic.removing_replicas:
+                moving.add((name, p))
+        assignments[name] = partitions
+    deleting = frozenset(store.topics_marked_for_deletion())
+    return ClusterView(brokers=brokers, assignments=assignments, moving=frozenset(moving), deleting=deleting)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    plan: ReassignmentPlan
+    limits: BatchLimits
+    fields: dict[str, Any]
+
+
+def make_proposal(request: ReassignmentRequest, cluster: ClusterView, now: datetime) -> Proposal:
+    """:raises InvalidSpec / NotSupported: the request cannot be planned on this cluster."""
+    if request.mode is Mode.EXPLICIT:
+        plan = plan_explicit(request.partitions, cluster, request.rack_policy)
+    else:
+        from kafka_zk_operator.domain.reassignment_computed import plan_computed  # numpy: load on demand
+
+        plan = plan_computed(request, cluster)
+    ident = plan_id(plan, request.batch)
+    summary = summarize(plan, cluster)
+    batches = len(make_batches(plan.moves, request.batch))
+    fields = {
+        "id": ident,
+        "computedAt": timestamp(now),
+        **summary_fields(summary),
+        "batches": batches,
+        "batch": {
+            "maxPartitions": request.batch.max_partitions,
+            "maxMovesPerBroker": request.batch.max_moves_per_broker,
+        },
+        "notes": list(plan.notes) or None,
+    }
+    return Proposal(id=ident, plan=plan, limits=request.batch, fields=fields)
+
+
+def store_plan(storage: PlanStorage, resource: ReassignmentResource, proposal: Proposal) -> dict[str, Any]:
+    """The ``plan``, ``planTruncated`` and ``planConfigMaps`` status fields (ConfigMaps written)."""
+    entries = plan_entries(proposal.plan.moves)
+    old = list(resource.status.get("planConfigMaps") or [])
+    if len(entries) <= STATUS_PLAN_LIMIT:
+        if old:
+            storage.delete_configmaps(resource.namespace, old)
+        return {"plan": entries, "planTruncated": False, "planConfigMaps": None}
+    names = storage.write_plan(resource, proposal.id, entries)
+    stale = [name for name in old if name not in names]
+    if stale:
+        storage.delete_configmaps(resource.namespace, stale)
+    return {"plan": entries[:STATUS_PLAN_LIMIT], "planTruncated": True, "planConfigMaps": names}
+
+
+def load_plan(storage: PlanStorage, resource: ReassignmentResource) -> tuple[PartitionMove, ...]:
+    """The stored plan. :raises InvalidSpec: it is missing or damaged (a refresh recomputes it)."""
+    status = resource.status
+    proposal_id = str((status.get("proposal") or {}).get("id") or "")
+    if status.get("planTruncated"):
+        names = list(status.get("planConfigMaps") or [])
+        return plan_from_entries(storage.read_plan(resource.namespace, names, proposal_id))
+    return plan_from_entries(list(status.get("plan") or []))
+
+
+def stored_limits(status: Mapping[str, Any], fallback: BatchLimits) -> BatchLimits:
+    """The batch limits the proposal was made with (the spec may have changed since)."""
+    batch = (status.get("proposal") or {}).get("batch") or {}
+    try:
+        return BatchLimits(int(batch["maxPartitions"]), int(batch["maxMovesPerBroker"]))
+    except (KeyError, TypeError, ValueError):
+        return fallback
+
+
+def stale_sources(moves: Sequence[PartitionMove], cluster: ClusterView) -> list[str]:
+    """Partitions whose replicas changed since the proposal (and are not yet at their target)."""
+    stale = []
+    for move in moves:
+        current = cluster.replicas(move.topic, move.partition)
+        if current is None:
+            stale.append(f"{move.name} (gone)")
+        elif current != move.source and current != move.target:
+            stale.append(move.name)
+    return stale
+
+
+def refuse_if_empty_cluster(cluster: ClusterView) -> None:
+    if not cluster.brokers:
+        raise errors.ClusterUnavailable("no broker is registered in ZooKeeper")

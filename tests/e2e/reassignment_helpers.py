@@ -1,0 +1,149 @@
+"""Helpers for the PartitionReassignment end-to-end tests: ZooKeeper and Kafka probes, bodies.
+
+Everything here *reads* the cluster the way an observer would (kazoo on the raw znodes, a Kafka
+client for Kafka's own view); nothing goes through the operator's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from tests.e2e.conftest import GROUP, VERSION, Resources
+from tests.e2e.kafka_client import KafkaView
+from tests.integration.helpers import wait_for
+
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+REPLICA_KEYS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+APPROVE = "kafka.zk-operator.io/approve"
+STOP = "kafka.zk-operator.io/stop"
+
+
+def reassignment(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "PartitionReassignment",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+class ZkProbe:
+    """Read-only views of the znodes the tests assert on."""
+
+    def __init__(self, client: KazooClient) -> None:
+        self.client = client
+
+    def _json(self, path: str) -> dict[str, Any] | None:
+        try:
+            data, _ = self.client.get(path)
+        except NoNodeError:
+            return None
+        loaded: dict[str, Any] = json.loads(data)
+        return loaded
+
+    def assignment(self, topic: str) -> dict[int, list[int]]:
+        znode = self._json(f"/brokers/topics/{topic}") or {}
+        return {int(p): list(r) for p, r in (znode.get("partitions") or {}).items()}
+
+    def moving(self, topic: str) -> bool:
+        znode = self._json(f"/brokers/topics/{topic}") or {}
+        return bool(znode.get("adding_replicas")) or bool(znode.get("removing_replicas"))
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        return dict((self._json(f"/config/topics/{topic}") or {}).get("config") or {})
+
+    def broker_config(self, broker: int) -> dict[str, str]:
+        return dict((self._json(f"/config/brokers/{broker}") or {}).get("config") or {})
+
+    def reassign_znode(self) -> dict[str, Any] | None:
+        return self._json("/admin/reassign_partitions")
+
+    def controller(self) -> int:
+        znode = self._json("/controller") or {}
+        return int(znode["brokerid"])
+
+    def leader(self, topic: str, partition: int) -> int:
+        return int((self._json(f"/brokers/topics/{topic}/partitions/{partition}/state") or {})["leader"])
+
+    def operator_throttles(self, brokers: list[int], topics: list[str]) -> dict[str, dict[str, str]]:
+        """Every throttle key currently set on these brokers and topics."""
+        found: dict[str, dict[str, str]] = {}
+        for broker in brokers:
+            config = {k: v for k, v in self.broker_config(broker).items() if k in THROTTLE_KEYS}
+            if config:
+                found[f"brokers/{broker}"] = config
+        for topic in topics:
+            config = {k: v for k, v in self.topic_config(topic).items() if k in REPLICA_KEYS}
+            if config:
+                found[f"topics/{topic}"] = config
+        return found
+
+
+@contextmanager
+def zk_probe(client_factory: Any) -> Iterator[ZkProbe]:
+    with client_factory() as client:
+        yield ZkProbe(client)
+
+
+def create_topic(view: KafkaView, topic: str, assignment: dict[int, list[int]]) -> None:
+    view.admin.create_topics(
+        [NewTopic(topic, replica_assignments={p: list(r) for p, r in assignment.items()})]
+    )
+    wait_for(lambda: (d := view.describe(topic)) and len(d) == len(assignment) and d, what=f"topic {topic}")
+
+
+def fill(view: KafkaView, topic: str, count: int = 60, size: int = 1000) -> list[bytes]:
+    """Produce ``count`` distinct messages of ``size`` bytes; returns them."""
+    messages = [
+        f"{topic}-{i:05d}-".encode() + os.urandom(size // 2).hex().encode()[: size - 20] for i in range(count)
+    ]
+    view.produce(topic, messages)
+    return messages
+
+
+def kafka_broker_throttles(view: KafkaView, broker: int) -> dict[str, str]:
+    """Dynamic throttle rates as broker ``broker`` reports them (DescribeConfigs)."""
+    result = view.admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(broker))])
+    configs = next(iter(result.values()))[str(broker)]
+    return {
+        key: (data["value"] if isinstance(data, dict) else data)
+        for key, data in configs.items()
+        if key in THROTTLE_KEYS
+    }
+
+
+def kafka_topic_throttles(view: KafkaView, topic: str) -> dict[str, str]:
+    return {k: v for k, v in view.configs(topic).items() if k in REPLICA_KEYS}
+
+
+def phase(resources: Resources, namespace: str, name: str) -> str | None:
+    body = resources.get(namespace, name) or {}
+    return (body.get("status") or {}).get("phase")
+
+
+def wait_phase(
+    resources: Resources, namespace: str, name: str, wanted: str | tuple[str, ...], timeout: float = 90
+) -> dict[str, Any]:
+    targets = (wanted,) if isinstance(wanted, str) else wanted
+
+    def reached() -> dict[str, Any] | None:
+        body = resources.get(namespace, name) or {}
+        status = body.get("status") or {}
+        return body if status.get("phase") in targets else None
+
+    return wait_for(
+        reached, timeout=timeout, interval=0.3, what=f"{namespace}/{name} to reach phase {targets}"
+    )
+
+
+def ready_reason(resources: Resources, namespace: str, name: str) -> str | None:
+    cond = resources.condition(namespace, name)
+    return None if cond is None else cond.get("reason")
