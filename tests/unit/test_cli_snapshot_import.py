@@ -312,3 +312,33 @@ def test_read_each_keeps_the_input_order_and_counts() -> None:
         n * n for n in range(50)
     ]
     assert progress.done == 50
+
+
+def test_snapshot_notes_name_what_the_user_should_know() -> None:
+    from kafka_zk_operator.cli import snapshot_cmd
+    from kafka_zk_operator.domain import snapshot_export
+    from kafka_zk_operator.domain.model import Broker, TopicAssignment
+    from kafka_zk_operator.domain.replica_views import ReassignmentView
+
+    moving = TopicAssignment(
+        partitions={0: (3, 1, 4, 2)}, adding_replicas={0: (4,)}, removing_replicas={0: (2,)}
+    )
+    topics = [
+        snapshot_export.TopicInput("moving", moving),
+        snapshot_export.TopicInput("uneven", TopicAssignment(partitions={0: (1, 2), 1: (1,)})),
+        snapshot_export.TopicInput("on-a-dead-broker", TopicAssignment(partitions={0: (1, 4)})),
+    ]
+    found = snapshot_cmd.ClusterRead(topics, ["__consumer_offsets"], ["old"], ["bad: malformed"])
+    built = snapshot_export.build(
+        [Broker(1, "a"), Broker(2, "b"), Broker(3, "c")], topics, view=ReassignmentView.ORIGINAL
+    )
+    notes = snapshot_cmd._notes(found, built, ReassignmentView.ORIGINAL)
+    text = "\n".join(notes)
+    assert "1 partition(s) of 1 topic(s) are being reassigned; their original replicas are written" in text
+    assert "does not keep the original list exactly" in text
+    assert "brokers 4 hold replicas but are not registered" in text
+    assert "--broker-rack ID:RACK" in text, "broker 4 has no rack while the others have one"
+    assert "1 topic (uneven) mix replication factors" in text
+    assert "left out 1 Kafka-internal topic (__consumer_offsets); use --with-internal" in text
+    assert "left out 1 topic queued for deletion (old)" in text
+    assert "warning: left out bad: malformed" in text

@@ -176,8 +176,8 @@ def _notes(found: ClusterRead, snapshot: snapshot_export.Snapshot, view: Reassig
         inexact = [m for m in snapshot.moving if not m.original_exact]
         if view is ReassignmentView.ORIGINAL and inexact:
             notes.append(
-                f"note: for {len(inexact)} of them ZooKeeper does not record the original order or set "
-                "exactly; the current replica list is used"
+                f"note: for {len(inexact)} of them ZooKeeper does not keep the original list exactly "
+                "(its order; before Kafka 2.4 also its set, then the current list is written)"
             )
     if snapshot.unregistered_replica_brokers:
         ids = ", ".join(map(str, snapshot.unregistered_replica_brokers))

@@ -131,7 +131,7 @@ def topic_notes(topic: ExistingTopic) -> list[str]:
     if len(counts) > 1:
         notes.append(
             f"partitions have different replication factors ({', '.join(map(str, counts))}); "
-            f"the spec says {topic.replication_factor}"
+            f"the spec says {topic.replication_factor} and the operator reports the others as drift"
         )
     _, moving = replicas_as_of(topic.name, topic.assignment, ReassignmentView.TARGET, topic.pending)
     if moving:
