@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kafka_zk_operator.cli import import_cmd, zk_reading
+from kafka_zk_operator.adapters.zk.store import Versioned
+from kafka_zk_operator.cli import import_cmd, snapshot_cmd, zk_reading
 from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.devstack.ports import free_port
+from kafka_zk_operator.domain import errors, snapshot_export
+from kafka_zk_operator.domain.model import Broker, TopicAssignment
+from kafka_zk_operator.domain.replica_views import ReassignmentView
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -315,10 +321,6 @@ def test_read_each_keeps_the_input_order_and_counts() -> None:
 
 
 def test_snapshot_notes_name_what_the_user_should_know() -> None:
-    from kafka_zk_operator.cli import snapshot_cmd
-    from kafka_zk_operator.domain import snapshot_export
-    from kafka_zk_operator.domain.model import Broker, TopicAssignment
-    from kafka_zk_operator.domain.replica_views import ReassignmentView
 
     moving = TopicAssignment(
         partitions={0: (3, 1, 4, 2)}, adding_replicas={0: (4,)}, removing_replicas={0: (2,)}
@@ -342,3 +344,62 @@ def test_snapshot_notes_name_what_the_user_should_know() -> None:
     assert "left out 1 Kafka-internal topic (__consumer_offsets); use --with-internal" in text
     assert "left out 1 topic queued for deletion (old)" in text
     assert "warning: left out bad: malformed" in text
+
+
+class _FakeStore:
+    """The read methods the two commands call, over in-memory data (no ZooKeeper)."""
+
+    def __init__(self) -> None:
+
+        self.assignments = {
+            "__consumer_offsets": TopicAssignment(partitions={0: (1,)}),
+            "orders": TopicAssignment(partitions={0: (1, 2), 1: (2, 1)}),
+            "going": TopicAssignment(partitions={0: (1,)}),
+            "broken": None,  # malformed znode
+            "vanished": None,  # deleted between listing and reading
+        }
+
+    def topic_names(self) -> list[str]:
+        return sorted(self.assignments)
+
+    def topics_marked_for_deletion(self) -> list[str]:
+        return ["going"]
+
+    def pending_reassignment(self) -> object:
+        raise errors.MalformedZnode("/admin/reassign_partitions", "is not valid JSON")
+
+    def read_assignment(self, name: str) -> object:
+        if name == "broken":
+            raise errors.MalformedZnode(f"/brokers/topics/{name}", "is not valid JSON")
+        value = self.assignments[name]
+        return None if value is None else Versioned(value, 0)
+
+    def read_topic_config(self, name: str) -> object:
+        return Versioned({"retention.ms": "1000"}, 0)
+
+
+def test_reading_skips_internal_deleting_broken_and_vanished_topics() -> None:
+
+    store: Any = _FakeStore()
+    found = snapshot_cmd.read_cluster(store, with_internal=False, progress=None)
+    assert [t.name for t in found.topics] == ["orders"]
+    assert found.internal_skipped == ["__consumer_offsets"] and found.deleting_skipped == ["going"]
+    assert len(found.unreadable) == 1 and found.unreadable[0].startswith("broken: ")
+    assert len(found.warnings) == 1 and "ignoring /admin/reassign_partitions" in found.warnings[0]
+    with_internal = snapshot_cmd.read_cluster(store, with_internal=True, progress=None)
+    assert [t.name for t in with_internal.topics] == ["__consumer_offsets", "orders"]
+
+    selection = import_cmd.select_topics(store.topic_names(), {"going"}, pattern=None, with_internal=False)
+    assert selection.wanted == ["broken", "orders", "vanished"]
+    topics, unreadable, warnings = import_cmd.read_topics(store, selection, None)
+    assert [(t.name, dict(t.config)) for t in topics] == [("orders", {"retention.ms": "1000"})]
+    assert len(unreadable) == 1 and len(warnings) == 1
+
+
+def test_topics_regex_matches_whole_names() -> None:
+
+    names = ["orders", "orders.v2", "old-orders", "__consumer_offsets"]
+    pick = import_cmd.select_topics(names, set(), pattern=re.compile(r"orders.*"), with_internal=False)
+    assert pick.wanted == ["orders", "orders.v2"]
+    internal = import_cmd.select_topics(names, set(), pattern=re.compile(r"__.*"), with_internal=True)
+    assert internal.wanted == ["__consumer_offsets"] and internal.internal == []

@@ -34,7 +34,6 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli import zk_reading
 from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.domain import errors, k8s_names, topic_import, topic_names
-from kafka_zk_operator.domain.replica_views import pending_targets
 
 COMMAND = "import"
 #: File names stay below the usual 255-byte limit (metadata.name may be 253 characters).
@@ -128,12 +127,9 @@ def select_topics(
 
 def read_topics(
     store: ZkStore, selection: Selection, progress: zk_reading.Progress | None
-) -> tuple[list[topic_import.ExistingTopic], list[str]]:
-    """Assignment and config of each selected topic (read-only); also the unreadable ones."""
-    pending_znode = store.pending_reassignment()
-    pending = pending_targets(
-        [(e.topic, e.partition, e.replicas) for e in pending_znode.value] if pending_znode else []
-    )
+) -> tuple[list[topic_import.ExistingTopic], list[str], list[str]]:
+    """Assignment and config of each selected topic (read-only), the unreadable ones, warnings."""
+    pending, pending_warning = zk_reading.pending_targets(store)
 
     def read(name: str) -> topic_import.ExistingTopic | str | None:
         try:
@@ -156,7 +152,7 @@ def read_topics(
             unreadable.append(result)
         elif result is not None:
             found.append(result)
-    return found, unreadable
+    return found, unreadable, [pending_warning] if pending_warning is not None else []
 
 
 def import_time() -> datetime:
@@ -199,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         progress = zk_reading.Progress(
             f"kzo {COMMAND}: reading topics", 0, enabled=False if args.quiet else None
         )
-        topics, unreadable = read_topics(store, selection, progress)
+        topics, unreadable, warnings = read_topics(store, selection, progress)
     imported = topic_import.build(topics, options)
     if args.output_dir is not None:
         _write_files(Path(args.output_dir), imported, connect, when, options)
@@ -215,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
                 zk_reading.note(COMMAND, f"warning: topic {item.topic}: {line}")
         for problem in unreadable:
             zk_reading.note(COMMAND, f"warning: left out {problem}")
+        for warning in warnings:
+            zk_reading.note(COMMAND, f"warning: {warning}")
         if selection.internal:
             zk_reading.note(
                 COMMAND,

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli import log_dir_sizes, zk_reading
 from kafka_zk_operator.domain import errors, snapshot_export, topic_names
 from kafka_zk_operator.domain.model import TopicAssignment
-from kafka_zk_operator.domain.replica_views import ReassignmentView, pending_targets
+from kafka_zk_operator.domain.replica_views import ReassignmentView
 
 COMMAND = "snapshot"
 
@@ -101,6 +101,7 @@ class ClusterRead:
     internal_skipped: list[str]
     deleting_skipped: list[str]
     unreadable: list[str]
+    warnings: list[str] = field(default_factory=list)
 
 
 def read_cluster(store: ZkStore, *, with_internal: bool, progress: zk_reading.Progress | None) -> ClusterRead:
@@ -108,11 +109,9 @@ def read_cluster(store: ZkStore, *, with_internal: bool, progress: zk_reading.Pr
     names = store.topic_names()
     internal = [n for n in names if topic_names.is_internal(n) and not with_internal]
     deleting = sorted(set(store.topics_marked_for_deletion()) & set(names))
-    wanted = [n for n in names if n not in set(internal) | set(deleting)]
-    pending_znode = store.pending_reassignment()
-    pending = pending_targets(
-        [(e.topic, e.partition, e.replicas) for e in pending_znode.value] if pending_znode else []
-    )
+    skipped = set(internal) | set(deleting)
+    wanted = [n for n in names if n not in skipped]
+    pending, pending_warning = zk_reading.pending_targets(store)
     if progress is not None:
         progress.total = len(wanted)
     reads = zk_reading.read_each(wanted, lambda name: _read_assignment(store, name), progress)
@@ -123,7 +122,8 @@ def read_cluster(store: ZkStore, *, with_internal: bool, progress: zk_reading.Pr
             unreadable.append(read)
         elif read is not None:  # None: deleted between listing and reading
             topics.append(snapshot_export.TopicInput(name, read, pending.get(name, {})))
-    return ClusterRead(topics, internal, deleting, unreadable)
+    warnings = [pending_warning] if pending_warning is not None else []
+    return ClusterRead(topics, internal, deleting, unreadable, warnings)
 
 
 def _read_assignment(store: ZkStore, name: str) -> TopicAssignment | str | None:
@@ -204,6 +204,7 @@ def _notes(found: ClusterRead, snapshot: snapshot_export.Snapshot, view: Reassig
         notes.append(f"note: left out {_count(found.deleting_skipped, 'topic', 'queued for deletion')}")
     for problem in found.unreadable:
         notes.append(f"warning: left out {problem}")
+    notes.extend(f"warning: {warning}" for warning in found.warnings)
     return notes
 
 

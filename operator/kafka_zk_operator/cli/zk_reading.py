@@ -34,7 +34,7 @@ from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.cli.errors import CliError
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, replica_views
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -212,6 +212,20 @@ def read_each(
     if progress is not None:
         progress.finish()
     return results
+
+
+def pending_targets(store: ZkStore) -> tuple[dict[str, dict[int, tuple[int, ...]]], str | None]:
+    """Targets in ``/admin/reassign_partitions`` by topic, and a warning if Kafka would ignore it.
+
+    Kafka ignores a reassignment znode it cannot parse ("Ignoring partition reassignment due to
+    invalid json"), so such a znode is reported and treated as absent rather than failing the read.
+    """
+    try:
+        pending = store.pending_reassignment()
+    except errors.MalformedZnode as exc:
+        return {}, f"ignoring /admin/reassign_partitions, which Kafka cannot parse either: {exc}"
+    entries = [(e.topic, e.partition, e.replicas) for e in pending.value] if pending else []
+    return replica_views.pending_targets(entries), None
 
 
 def note(command: str, message: str) -> None:
