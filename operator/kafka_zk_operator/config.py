@@ -36,6 +36,9 @@ Environment variables (the Helm chart sets them; every one has a default):
     ``KZO_HEALTH_PORT`` (default 8080, path ``/healthz``).
 ``KZO_CREATE_WAIT_SECONDS``
     How long a create waits in-line for partition leaders before reporting (default 10).
+``KZO_STATUS_HEARTBEAT_SECONDS``
+    An in-sync resync changes nothing in the status; ``lastSyncTime`` is refreshed at most this
+    often (default 300) unless something else changed.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class OperatorSettings:
     metrics_port: int = 9090
     health_port: int = 8080
     create_wait_seconds: float = 10.0
+    status_heartbeat_seconds: float = 300.0
     extra: Mapping[str, str] = field(default_factory=dict)
 
     def cluster(self, name: str | None) -> ClusterSettings:
@@ -198,4 +202,5 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
         metrics_port=int(_number(env, "KZO_METRICS_PORT", 9090)),
         health_port=int(_number(env, "KZO_HEALTH_PORT", 8080)),
         create_wait_seconds=_number(env, "KZO_CREATE_WAIT_SECONDS", 10.0),
+        status_heartbeat_seconds=_number(env, "KZO_STATUS_HEARTBEAT_SECONDS", 300.0),
     )

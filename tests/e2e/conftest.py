@@ -117,7 +117,7 @@ class Resources:
                 return dict(cond)
         return None
 
-    def wait_ready(self, namespace: str, name: str, timeout: float = 60) -> dict[str, Any]:
+    def wait_ready(self, namespace: str, name: str, timeout: float = 120) -> dict[str, Any]:
         def ready() -> dict[str, Any] | None:
             body = self.get(namespace, name) or {}
             status = body.get("status") or {}
@@ -127,7 +127,7 @@ class Resources:
 
         return wait_for(ready, timeout=timeout, what=f"{self.plural} {namespace}/{name} to be Ready")
 
-    def wait_reason(self, namespace: str, name: str, reason: str, timeout: float = 60) -> dict[str, Any]:
+    def wait_reason(self, namespace: str, name: str, reason: str, timeout: float = 120) -> dict[str, Any]:
         def reached() -> dict[str, Any] | None:
             cond = self.condition(namespace, name)
             return cond if cond and cond.get("reason") == reason else None

@@ -316,3 +316,33 @@ def test_unmanaged_replaces_ready_with_an_unmanaged_condition() -> None:
     assert (unmanaged["status"], unmanaged["reason"]) == ("True", "ManagedAnnotationFalse")
     assert "deleting this resource leaves the topic in Kafka" in unmanaged["message"]
     assert status["observedGeneration"] == 4
+
+
+# --- status_changes: what a resync patches -------------------------------------------------------
+
+
+def test_an_in_sync_resync_patches_nothing_until_the_heartbeat() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from kafka_zk_operator.domain.topic_status import status_changes
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z", "drift": ["x"]}
+    same = {"partitions": 3, "lastSyncTime": "2026-01-01T00:01:00Z", "drift": ["x"], "leaderless": None}
+    assert status_changes(previous, same, now=t0 + timedelta(seconds=60), heartbeat_seconds=300) == {}
+    assert status_changes(previous, same, now=t0 + timedelta(seconds=301), heartbeat_seconds=300) == {
+        "lastSyncTime": "2026-01-01T00:01:00Z"
+    }
+
+
+def test_a_real_change_carries_the_new_sync_time_and_removals() -> None:
+    from datetime import UTC, datetime
+
+    from kafka_zk_operator.domain.topic_status import status_changes
+
+    previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z", "drift": ["x"]}
+    new = {"partitions": 4, "lastSyncTime": "2026-01-01T00:00:30Z", "drift": None}
+    changes = status_changes(
+        previous, new, now=datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC), heartbeat_seconds=300
+    )
+    assert changes == {"partitions": 4, "drift": None, "lastSyncTime": "2026-01-01T00:00:30Z"}

@@ -251,3 +251,38 @@ def _partition_fields(observation: TopicObservation) -> dict[str, Any]:
 
 def _timestamp(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def status_changes(
+    previous: Mapping[str, Any], new: Mapping[str, Any], *, now: datetime, heartbeat_seconds: float
+) -> dict[str, Any]:
+    """The part of ``new`` that differs from ``previous``: what a merge patch must carry.
+
+    ``lastSyncTime`` alone is not a change: it is refreshed only with another change or when
+    the previous one is older than ``heartbeat_seconds``. An in-sync resync therefore writes
+    nothing to the Kubernetes API either. ``None`` values (field removals) count as changes only
+    when the field is present.
+    """
+    changes: dict[str, Any] = {}
+    for key, value in new.items():
+        if key == "lastSyncTime":
+            continue
+        if value is None and key not in previous:
+            continue
+        if previous.get(key) != value:
+            changes[key] = value
+    if "lastSyncTime" in new:
+        last = _parse_timestamp(previous.get("lastSyncTime"))
+        stale = last is None or (now - last).total_seconds() >= heartbeat_seconds
+        if changes or stale:
+            changes["lastSyncTime"] = new["lastSyncTime"]
+    return changes
+
+
+def _parse_timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None

@@ -19,7 +19,7 @@ from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
-from kafka_zk_operator.domain.topic_status import ReconcileMode, build_topic_status
+from kafka_zk_operator.domain.topic_status import ReconcileMode, build_topic_status, status_changes
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.service import topics
 
@@ -107,7 +107,11 @@ def _reconcile(
         policies=policies,
         conflict_with=_conflict_with(index, memo, resource),
     )
-    patch.status.update(result.status)
+    changes = status_changes(
+        status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
+    )
+    if changes:  # an in-sync resync patches nothing
+        patch.status.update(changes)
     _post(body, result.events)
     outcome = result.outcome
     label = (

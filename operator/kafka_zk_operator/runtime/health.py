@@ -152,6 +152,8 @@ class HealthReporter:
             with self._lock:
                 batch, self._dirty = self._dirty, set()
             for topic in sorted(batch):
+                if self._stopped:  # shutting down: the session is closing, drop the rest
+                    return
                 try:
                     self._refresh(topic)
                 except Exception:  # keep the reporter alive; the next event or resync retries
