@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafka_zk_operator.domain.placement.arrays import BoolArray, IntArray
+from kafka_zk_operator.domain.placement.augment import augment
 from kafka_zk_operator.domain.placement.state import segment_positions
 from kafka_zk_operator.domain.placement.targets import balance_targets
 
@@ -162,55 +163,20 @@ def _orphans(
 def _augment_orphans(
     sub: IntArray, lead: IntArray, rows: IntArray, cur: IntArray, tg: IntArray, pending: BoolArray
 ) -> None:
-    """Augmenting paths (BFS) for orphans the proposal rounds left without a leader.
-
-    Path: orphan -> full broker c -> an orphan already led by c -> ... -> a broker with room;
-    every orphan on the path shifts one step, so no retained leader changes.
-    """
+    """Augmenting paths (:mod:`augment`) for orphans the proposal rounds left without a leader:
+    only orphans shift, so no retained leader changes."""
     if not pending.any():
         return
     cands = [[int(b) for b in row if b >= 0] for row in sub.tolist()]
-    holder: dict[int, list[int]] = {}
-    for i in np.flatnonzero(~pending).tolist():
-        holder.setdefault(int(lead[rows[i]]), []).append(i)
-    budget = 2_000_000
-    for start in np.flatnonzero(pending).tolist():
-        if budget <= 0:
-            break
-        parent_b: dict[int, int] = {}  # broker -> orphan it was reached from
-        parent_o: dict[int, int] = {start: -1}  # orphan -> broker it was reached from
-        queue = [start]
-        found = -1
-        head = 0
-        while head < len(queue) and found < 0:
-            o = queue[head]
-            head += 1
-            for b in cands[o]:
-                budget -= 1
-                if b in parent_b:
-                    continue
-                parent_b[b] = o
-                if cur[b] < tg[b]:
-                    found = b
-                    break
-                for r in holder.get(b, ()):
-                    if r not in parent_o:
-                        parent_o[r] = b
-                        queue.append(r)
-        if found < 0:
-            continue
-        b = found
-        cur[b] += 1
-        while True:
-            o = parent_b[b]
-            prev = parent_o[o]
-            lead[rows[o]] = b
-            holder.setdefault(b, []).append(o)
-            if prev < 0:
-                break
-            holder[prev].remove(o)
-            b = prev
-        pending[start] = False
+    assigned = [-1 if p else int(lead[r]) for p, r in zip(pending.tolist(), rows.tolist(), strict=True)]
+    room = np.maximum(0, tg - cur).astype(np.int64).tolist()
+    before = list(assigned)
+    for i in augment(cands.__getitem__, assigned, room):
+        if before[i] >= 0:
+            cur[before[i]] -= 1
+        cur[assigned[i]] += 1
+        pending[i] = False
+        lead[rows[i]] = assigned[i]
 
 
 def _shed(rep: IntArray, lead: IntArray, cur: IntArray, tg: IntArray, mov: BoolArray, rank: IntArray) -> None:

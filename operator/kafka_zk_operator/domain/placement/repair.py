@@ -157,20 +157,43 @@ def _swap_destinations(
 ) -> None:
     """For an open (s, d): a planned move into x goes to d instead, and s sends a replica to x."""
     budget = _MAX_TWO_HOP_UNITS
-    for s_b in np.flatnonzero(src_left > 0).tolist():
-        for d_b in np.flatnonzero(dst_left > 0).tolist():
+    sources = np.flatnonzero(src_left > 0).tolist()
+    dests = np.flatnonzero(dst_left > 0).tolist()
+    if not sources or not dests:
+        return
+    n = state.ctx.n_brokers
+    m_rows, m_slots = np.nonzero(state.moved & (state.rep >= 0) & (state.rep < n))
+    on_source = {s_b: _slots_on(state, s_b, movable) for s_b in sources}
+    for s_b in sources:
+        for d_b in dests:
             while src_left[s_b] > 0 and dst_left[d_b] > 0 and budget > 0:
                 budget -= 1
-                if not _swap_one(state, s_b, d_b, movable):
+                used = _swap_one(state, s_b, d_b, m_rows, m_slots, *on_source[s_b])
+                if used is None:
                     break
+                qi, q_row, q_slot = used
                 src_left[s_b] -= 1
                 dst_left[d_b] -= 1
+                # The replica sent from s is now a planned move too; it left s.
+                m_rows = np.r_[m_rows, q_row]
+                m_slots = np.r_[m_slots, q_slot]
+                rows, slots = on_source[s_b]
+                keep = np.arange(len(rows)) != qi
+                on_source[s_b] = (rows[keep], slots[keep])
 
 
-def _swap_one(state: WorkingState, s_b: int, d_b: int, movable: BoolArray) -> bool:
-    m_rows, m_slots = np.nonzero(state.moved & (state.rep >= 0) & (state.rep < state.ctx.n_brokers))
-    if len(m_rows) == 0:
-        return False
+def _swap_one(
+    state: WorkingState,
+    s_b: int,
+    d_b: int,
+    m_rows: IntArray,
+    m_slots: IntArray,
+    q_rows: IntArray,
+    q_slots: IntArray,
+) -> tuple[int, int, int] | None:
+    """One destination swap; returns (index in q, row, slot) of the replica sent from ``s_b``."""
+    if len(m_rows) == 0 or len(q_rows) == 0:
+        return None
     x = state.rep[m_rows, m_slots]
     ok = (
         (x != d_b)
@@ -178,10 +201,7 @@ def _swap_one(state: WorkingState, s_b: int, d_b: int, movable: BoolArray) -> bo
         & state.rack_ok(m_rows, x, np.full(len(m_rows), d_b))
     )
     if not ok.any():
-        return False
-    q_rows, q_slots = _slots_on(state, s_b, movable)
-    if len(q_rows) == 0:
-        return False
+        return None
     for xb in np.unique(x[ok]).tolist():
         if xb == s_b:
             continue
@@ -197,8 +217,8 @@ def _swap_one(state: WorkingState, s_b: int, d_b: int, movable: BoolArray) -> bo
                 mi = int(others[0])
                 state.apply(m_rows[mi : mi + 1], m_slots[mi : mi + 1], np.array([d_b]))
                 state.apply(q_rows[qi : qi + 1], q_slots[qi : qi + 1], np.array([xb]))
-                return True
-    return False
+                return qi, int(q_rows[qi]), int(q_slots[qi])
+    return None
 
 
 def _slots_on(state: WorkingState, broker: int, movable: BoolArray) -> tuple[IntArray, IntArray]:

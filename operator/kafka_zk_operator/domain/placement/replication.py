@@ -14,9 +14,10 @@ CONSTRAINTS
     dropped or freed only when nothing else fits (slot 0 costs a small penalty).
 
 ALGORITHM
-    Proposal rounds as in :mod:`match`: every row that still has to drop proposes its best slot;
-    brokers accept drops up to their remaining excess in row-hash order; rows turned down propose
-    again; when no drop is accepted, the rest drop their best slot regardless.
+    In waves of one drop per row: proposal rounds as in :mod:`match` (every row proposes a legal
+    slot - a hashed choice among brokers with room, so proposals spread - and brokers accept up to
+    their remaining excess in row-hash order), then augmenting paths (:mod:`augment`) for rows
+    whose brokers are all full, then the few rows left drop their best legal slot regardless.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, IntArray
+from kafka_zk_operator.domain.placement.augment import augment
+from kafka_zk_operator.domain.placement.keys import mix64
 from kafka_zk_operator.domain.placement.racks import rack_counts, rack_hi, rack_limits
 from kafka_zk_operator.domain.placement.state import BrokerContext, segment_positions
 
-_NEG = -(1 << 50)
+_NEG = -(1 << 60)
 
 
 def drop_replicas(
@@ -50,40 +53,113 @@ def drop_replicas(
     hi_new = rack_hi(hi_new_row, ctx.rack_sizes)
     room = excess.astype(np.int64).copy()
     dropped = 0
-    forced_round = False
-    while True:
+    while True:  # one wave = one more drop for every row still above its RF
         rf = (rep >= 0).sum(axis=1)
         rows = np.flatnonzero(rf > rf_new)
         if len(rows) == 0:
             break
         sub = rep[rows]
         cnt = rack_counts(sub, ctx.rack_ext, k)
-        score = _drop_scores(sub, cnt, lo_new[rows], hi_new[rows], ctx, room)
-        best = np.argmax(score, axis=1)
-        valid = score[np.arange(len(rows)), best] > _NEG
-        rows, best, sub = rows[valid], best[valid], sub[valid]
-        if len(rows) == 0:
+        limited = np.r_[ctx.eligible, False][np.clip(sub, 0, ctx.n_brokers)]
+        slot = np.full(len(rows), -1, dtype=np.int64)
+        left = room.copy()
+        while True:  # proposal rounds
+            pending = np.flatnonzero(slot < 0)
+            if len(pending) == 0:
+                break
+            score = _drop_scores(
+                sub[pending],
+                cnt[pending],
+                lo_new[rows[pending]],
+                hi_new[rows[pending]],
+                ctx,
+                left,
+                row_rank[rows[pending]],
+            )
+            best = np.argmax(score, axis=1)
+            ok = score[np.arange(len(pending)), best] > _NEG
+            b = sub[pending, best]
+            fits = ok & (~limited[pending, best] | (left[np.maximum(b, 0)] > 0))
+            cand = pending[fits]
+            if len(cand) == 0:
+                break
+            cb = b[fits]
+            order = np.lexsort((row_rank[rows[cand]], cb))
+            pos = segment_positions(cb[order])
+            unlimited = ~limited[cand[order], best[fits][order]]
+            take = order[unlimited | (pos < left[cb[order]])]
+            if len(take) == 0:
+                break
+            slot[cand[take]] = best[fits][take]
+            np.subtract.at(left, cb[take], 1)
+        _augment_drops(sub, slot, left, cnt, lo_new[rows], hi_new[rows], ctx, row_rank[rows])
+        stuck = np.flatnonzero(slot < 0)
+        if len(stuck):  # nothing legal with room: drop the best legal slot anyway
+            score = _drop_scores(
+                sub[stuck],
+                cnt[stuck],
+                lo_new[rows[stuck]],
+                hi_new[rows[stuck]],
+                ctx,
+                left,
+                row_rank[rows[stuck]],
+            )
+            best = np.argmax(score, axis=1)
+            ok = score[np.arange(len(stuck)), best] > _NEG
+            slot[stuck[ok]] = best[ok]
+        done = slot >= 0
+        if not done.any():
             break
-        broker = sub[np.arange(len(rows)), best]
-        if forced_round:
-            accept = np.arange(len(rows))
-        else:
-            order = np.lexsort((row_rank[rows], broker))
-            pos = segment_positions(broker[order])
-            unlimited = ~np.r_[ctx.eligible, False][broker[order]]
-            accept = order[unlimited | (pos < room[broker[order]])]
-            if len(accept) == 0:
-                forced_round = True
-                continue
-        rep[rows[accept], best[accept]] = EMPTY
-        np.subtract.at(room, broker[accept], 1)
-        dropped += len(accept)
+        gone = sub[done, slot[done]]
+        rep[rows[done], slot[done]] = EMPTY
+        np.subtract.at(room, gone[gone < ctx.n_brokers], 1)
+        dropped += int(done.sum())
     return _compact(rep), dropped
 
 
+def _augment_drops(
+    sub: IntArray,
+    slot: IntArray,
+    left: IntArray,
+    cnt: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    ctx: BrokerContext,
+    rank: IntArray,
+) -> None:
+    """Augmenting paths for rows whose legal drops all hit brokers without room left."""
+    if not (slot < 0).any():
+        return
+    score = _drop_scores(sub, cnt, lo, hi, ctx, np.ones_like(left), rank)
+    n = ctx.n_brokers
+    legal = score > _NEG
+
+    def cands(i: int) -> list[int]:
+        return [int(sub[i, j]) for j in np.argsort(-score[i], kind="stable") if legal[i, j] and sub[i, j] < n]
+
+    assigned = [int(sub[i, slot[i]]) if slot[i] >= 0 else -1 for i in range(len(sub))]
+    room = [max(0, int(x)) for x in left[:n].tolist()]
+    before = list(assigned)
+    changed = augment(cands, assigned, room)
+    for i in changed:
+        if before[i] >= 0:
+            left[before[i]] += 1
+        left[assigned[i]] -= 1
+        slot[i] = int(np.flatnonzero(sub[i] == assigned[i])[0])
+
+
 def _drop_scores(
-    sub: IntArray, cnt: IntArray, lo: IntArray, hi: IntArray, ctx: BrokerContext, room: IntArray
+    sub: IntArray,
+    cnt: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+    ctx: BrokerContext,
+    room: IntArray,
+    rank: IntArray,
 ) -> IntArray:
+    """Per slot: removed broker, then rack above its maximum, then broker with room left, then
+    follower, then a hash of (row, slot) - so rows spread their proposals over the brokers with
+    room instead of all picking the one with the most (which would overload it)."""
     k = ctx.n_racks
     n = ctx.n_brokers
     present = sub >= 0
@@ -96,12 +172,17 @@ def _drop_scores(
     allowed = ~real | (c - 1 >= lo[:, None])
     over_rack = np.where(real, np.maximum(0, c - h), 1)
     removed = ~np.r_[ctx.eligible, False][np.minimum(b, n)]
+    has_room = room[np.minimum(b, n - 1)] > 0
+    follower = np.arange(sub.shape[1])[None, :] > 0
+    width = sub.shape[1]
+    spread = (mix64(rank[:, None] * width + np.arange(width)[None, :]) >> np.uint64(44)).astype(np.int64)
     score = (
-        (removed.astype(np.int64) << 40)
-        + (over_rack << 32)
-        + np.clip(room[np.minimum(b, n - 1)], -(1 << 20), 1 << 20) * 4
+        (removed.astype(np.int64) << 48)
+        + (np.minimum(over_rack, 255) << 40)
+        + (has_room.astype(np.int64) << 39)
+        + (follower.astype(np.int64) << 38)
+        + np.where(has_room, spread, np.clip(room[np.minimum(b, n - 1)], -(1 << 19), 0) + (1 << 19))
     )
-    score -= (np.arange(sub.shape[1]) == 0)[None, :].astype(np.int64) * 2
     return np.where(present & allowed, score, _NEG)
 
 

@@ -46,6 +46,8 @@ from kafka_zk_operator.domain.placement.transport import GroupQuotas
 _MAX_PICK_ROUNDS = 8
 #: Replacement rounds (step 4).
 _MAX_REPLACEMENT_ROUNDS = 3
+#: Destination bins each picked mover may try in step 3.
+_BIN_WINDOW = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,13 +214,15 @@ class _Selector:
         m_key = self.seg[movers] * k + self.cls[movers]
         lo = np.searchsorted(q_key, m_key, "left")
         hi = np.searchsorted(q_key, m_key, "right")
-        e_m, e_bin = edges_by_range(lo, hi)
-        # Rotate each mover's bin preference (mover i starts at bin i mod #bins) so every
-        # destination gets a mix of movers (leaders' replicas included), not one slice of the rank.
-        width = np.maximum(hi - lo, 1)[e_m]
-        rotated = (e_bin - lo[e_m] + width - (np.arange(len(movers))[e_m] % width)) % width
-        order = np.lexsort((rotated, e_m))
-        e_m, e_bin = e_m[order], e_bin[order]
+        # Each mover sees a window of its segment's bins, starting at bin (i mod #bins), so every
+        # destination gets a mix of movers (leaders' replicas included), not one slice of the
+        # rank, and a source sending to many brokers (UNPLACED) does not create #movers x #bins
+        # edges. Movers left unmatched are re-picked by the replacement step.
+        n_bins = np.maximum(hi - lo, 1)
+        window = np.minimum(n_bins, _BIN_WINDOW)
+        e_m, offset = edges_by_range(np.zeros(len(movers), dtype=np.int64), window)
+        start = np.arange(len(movers)) % n_bins
+        e_bin = lo[e_m] + (start[e_m] + offset) % n_bins[e_m]
         got = fill_bins(
             st,
             m_row=self.rows[movers],

@@ -17,8 +17,11 @@ ALGORITHM
        ``min(out_r, in_r)``, then the surpluses by a max-flow over rack pairs with the legal-crossing
        estimates as capacities (anything left over is sent anyway; the partition-level repair
        deals with it).
-    2. Broker level: each rack pair is filled north-west-corner over its senders and receivers in
-       index order, giving flows ``f[a, b]`` (at most ``#senders + #receivers`` per pair).
+    2. Broker level: each rack pair's amount is split over its senders and over its receivers in
+       proportion to what each still has to send / receive (largest remainder), and the two splits
+       are paired north-west-corner, giving flows ``f[a, b]`` (at most ``#senders + #receivers``
+       per pair). Every receiver thus gets its share from every rack and sender (this keeps
+       partner brokers varied, which later leader balancing relies on).
     3. Groups (:func:`group_quotas`): sender ``a``'s excess is apportioned to groups in proportion
        to the movable replicas each group has on ``a`` (largest remainder); its units are then
        interleaved by group (unit i of a group with E units sits at (2i + 1) / 2E) and laid over
@@ -140,26 +143,47 @@ def broker_flows(
 def _north_west(
     senders: IntArray, receivers: IntArray, send: IntArray, recv: IntArray, quota: int
 ) -> tuple[IntArray, IntArray, IntArray]:
+    """Split ``quota`` over senders and receivers in proportion to ``send``/``recv``, then pair."""
+    out_share = _apportion(quota, send[senders])
+    in_share = _apportion(quota, recv[receivers])
     src: list[int] = []
     dst: list[int] = []
     cnt: list[int] = []
     i = j = 0
-    while quota > 0 and i < len(senders) and j < len(receivers):
-        a, b = int(senders[i]), int(receivers[j])
-        if send[a] <= 0:
+    left_out = out_share.tolist()
+    left_in = in_share.tolist()
+    while i < len(senders) and j < len(receivers):
+        if left_out[i] <= 0:
             i += 1
             continue
-        if recv[b] <= 0:
+        if left_in[j] <= 0:
             j += 1
             continue
-        move = int(min(send[a], recv[b], quota))
-        src.append(a)
-        dst.append(b)
+        move = min(left_out[i], left_in[j])
+        src.append(int(senders[i]))
+        dst.append(int(receivers[j]))
         cnt.append(move)
-        send[a] -= move
-        recv[b] -= move
-        quota -= move
+        left_out[i] -= move
+        left_in[j] -= move
+    send[senders] -= out_share
+    recv[receivers] -= in_share
     return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(cnt, dtype=np.int64))
+
+
+def _apportion(total: int, weights: IntArray) -> IntArray:
+    """Largest-remainder split of ``total`` in proportion to ``weights`` (never above a weight)."""
+    w = np.maximum(weights.astype(np.int64), 0)
+    whole = int(w.sum())
+    if whole == 0 or total <= 0:
+        return np.zeros(len(w), dtype=np.int64)
+    total = min(total, whole)
+    base = w * total // whole
+    short = total - int(base.sum())
+    if short:
+        frac = w * total % whole
+        order = np.lexsort((np.arange(len(w)), -frac))
+        base[order[:short]] += 1
+    return base
 
 
 def _max_flow_transport(supply: IntArray, demand: IntArray, cap: IntArray) -> IntArray:
