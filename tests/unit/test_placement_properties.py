@@ -215,3 +215,15 @@ def test_reassignment_lists_only_changed_partitions_with_broker_ids() -> None:
         old = [int(cluster.broker_ids[b]) for b in before[(entry["topic"], entry["partition"])] if b >= 0]
         assert entry["replicas"] != old
         assert set(entry["replicas"]) <= set(cluster.broker_ids.tolist())
+
+
+@pytest.mark.parametrize("seed", [74, 118, 255, 936376])
+@pytest.mark.parametrize(("n", "old_rf", "new_rf"), [(6, 1, 4), (11, 1, 4), (7, 1, 3), (9, 2, 5)])
+def test_unplaced_replicas_cover_every_missing_rack_without_the_exact_check(
+    seed: int, n: int, old_rf: int, new_rf: int
+) -> None:
+    """Regression: a new replica must not take a rack the partition already has while another
+    rack is still missing and no unplaced replica would be left to cover it."""
+    cluster = synthetic_cluster(n, 3, 60, rf=old_rf, seed=seed, layout="kafka")
+    request = PlanRequest(Mode.REPLICATION_FACTOR, replication_factor=new_rf, exact_limit=0)
+    check_invariants(plan(cluster, request))

@@ -145,6 +145,7 @@ class _Selector:
         rows, src_rack = self.rows, self.src_rack
         real = src_rack < k
         src_c = np.minimum(src_rack, k - 1)
+        placing = self.src == st.ctx.unplaced
         for _ in range(_MAX_PICK_ROUNDS):
             remaining = need_seg - filled
             if not remaining.any():
@@ -153,6 +154,9 @@ class _Selector:
             leave = ~real | (st.cnt[rows, src_c] - 1 >= st.lo[rows])
             base = enter & leave & ~banned & (src_rack != rack)
             needy = st.cnt[rows, rack] < st.lo[rows]
+            if placing.any():
+                spare = self._spare_unplaced()
+                base &= ~placing | needy | (spare[rows] >= 1)
             first = self._pick(base & needy, remaining)
             self.selected[first] = True
             rest = remaining - np.bincount(self.seg[first], minlength=len(remaining))
@@ -171,6 +175,16 @@ class _Selector:
                 np.add.at(st.cnt, (rows[out], src_rack[out]), -1)
                 filled += np.bincount(self.seg[kept], minlength=len(filled))
 
+    def _spare_unplaced(self) -> IntArray:
+        """Per row: unplaced replicas not yet picked, minus the racks the row still misses."""
+        st = self.state
+        pend = (self.src == st.ctx.unplaced) & ~self.selected
+        n_rows = len(st.rep)
+        pending = np.bincount(self.rows[pend], minlength=n_rows)
+        missing = np.maximum(0, st.lo[:, None] - st.cnt).sum(axis=1)
+        spare: IntArray = pending - missing
+        return spare
+
     def _respect_limits(self, take: IntArray, rack: int) -> tuple[IntArray, IntArray]:
         """Split picks (priority order) into kept and dropped by each partition's rack room."""
         st, k = self.state, self.k
@@ -179,6 +193,15 @@ class _Selector:
         rank = np.empty(len(take), dtype=np.int64)
         rank[order] = segment_positions(r[order])
         ok = rank < (st.hi[r, rack] - st.cnt[r, rack])
+        placing = self.src[take] == st.ctx.unplaced
+        if placing.any():
+            # Unplaced picks into this rack: one if the row misses it, plus its spare ones.
+            spare = self._spare_unplaced()
+            allowed = (st.cnt[r, rack] < st.lo[r]).astype(np.int64) + np.maximum(0, spare[r])
+            cand = np.flatnonzero(ok & placing)
+            order_p = cand[np.lexsort((take[cand], r[cand]))]
+            rank_p = segment_positions(r[order_p])
+            ok[order_p[rank_p >= allowed[order_p]]] = False
         s_r = self.src_rack[take]
         real = s_r < k
         key = r * (k + 1) + s_r

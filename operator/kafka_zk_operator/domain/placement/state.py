@@ -60,7 +60,11 @@ class WorkingState:
         return np.asarray(~(self.rep[rows] == dst[:, None]).any(axis=1), dtype=np.bool_)
 
     def rack_ok(self, rows: IntArray, src: IntArray, dst: IntArray) -> BoolArray:
-        """Moving a replica of ``rows[i]`` from ``src[i]`` to ``dst[i]`` keeps its rack limits."""
+        """Moving a replica of ``rows[i]`` from ``src[i]`` to ``dst[i]`` keeps its rack limits.
+
+        A replica still to be placed may go to a rack the partition does not miss only if the
+        partition's other unplaced replicas can still cover every rack it misses.
+        """
         k = self.ctx.n_racks
         rs = self.ctx.rack_ext[src]
         rd = self.ctx.rack_ext[dst]
@@ -70,7 +74,15 @@ class WorkingState:
         real_src = rs < k
         rs_c = np.minimum(rs, k - 1)
         leave = ~real_src | (self.cnt[rows, rs_c] - 1 >= self.lo[rows])
-        return np.asarray(same | (enter & leave), dtype=np.bool_)
+        ok = same | (enter & leave)
+        placing = src == self.ctx.unplaced
+        if placing.any():
+            r = rows[placing]
+            missing = np.maximum(0, self.lo[r, None] - self.cnt[r]).sum(axis=1)
+            pending = (self.rep[r] == self.ctx.unplaced).sum(axis=1)
+            needed = self.cnt[r, rd_c[placing]] < self.lo[r]
+            ok[placing] &= needed | (missing <= pending - 1)
+        return np.asarray(ok, dtype=np.bool_)
 
     def apply(self, rows: IntArray, slots: IntArray, dst: IntArray, *, counted: bool = False) -> None:
         """Move slot ``(rows[i], slots[i])`` to ``dst[i]`` (rows distinct). ``counted``: the rack
