@@ -40,6 +40,12 @@ quotas=stage.quotas.of_group(g), ctx=stage.ctx)``; the per-group results are put
 as one :class:`select.Selection` (replicas, moved mask, concatenated leftovers) and
 ``finish_plan(stage, selection)`` is stage 3. ``plan`` is exactly that in one process, so a
 distributed engine doing the same produces the same plan.
+
+Not group-local (they read the whole ``(P, W)`` replica matrix on the driver: 48 MB for 2M
+partitions x RF 3 as int64): the pre-steps in ``broker_stage`` that change which slots exist
+(``replication``: RF decrease drops, rack repair, UNPLACED slots - they only do work in
+replication-factor mode or when partitions break the rack rules) and the leader stage of
+``finish_plan``. Both are vectorised and take about a second at 1M partitions.
 """
 
 from kafka_zk_operator.domain.placement.arrays import EMPTY, ClusterArrays, build_arrays
