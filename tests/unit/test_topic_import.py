@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
+import pytest
 import yaml
 
 from kafka_zk_operator.domain import topic_import
@@ -173,3 +174,22 @@ def test_notes_for_topics_the_operator_would_not_adopt_as_is() -> None:
     assert any("not 0..1" in n for n in topic_import.topic_notes(gaps))
     too_long = ExistingTopic("L" * 250, TopicAssignment(partitions={0: (1,)}))
     assert any("CRD rejects this topic name" in n for n in topic_import.topic_notes(too_long))
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1e3", "5e-1", "0o17", "0x1F", "1_000", "86400000", "0.5", "y", "N", "yes", "on", "Off", "true",
+     "null", "~", "", " lead", "a: b", "#x", "compact,delete", "line\nbreak", "-1", ".inf"],
+)  # fmt: skip
+def test_strings_another_yaml_reader_could_misread_are_quoted(value: str) -> None:
+    """Go's YAML (kubectl, Argo CD, Flux) reads plain 1e3/0o17 as numbers and y/n as booleans."""
+    text = topic_import.render_yaml([{"spec": {"topicName": value, "config": {"k": value}}}])
+    assert f"topicName: {value}\n" not in text
+    assert list(yaml.safe_load_all(text)) == [{"spec": {"topicName": value, "config": {"k": value}}}]
+
+
+@pytest.mark.parametrize(
+    "value", ["orders", "compact", "CreateTime", "kafka.zk-operator.io/v1alpha1", "my-topic.v2"]
+)
+def test_unambiguous_strings_stay_plain(value: str) -> None:
+    assert topic_import.render_yaml([{"name": value}]) == f"---\nname: {value}\n"

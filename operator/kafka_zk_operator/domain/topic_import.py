@@ -25,6 +25,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -165,24 +166,41 @@ def header(source: str, when: datetime, count: int, policy: DeletionPolicy = Del
     )
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, lists indented under their key (kubectl's layout)."""
+#: Strings every YAML reader takes as strings when written plain: starting with a letter, no
+#: characters YAML gives a meaning to, and not a YAML 1.1 boolean or null word. Go's YAML libraries
+#: (kubectl, Argo CD, Flux) read e.g. ``1e3`` as a number and ``y`` as a boolean where PyYAML
+#: would write them plain, and the API server then rejects the non-string; so anything else is
+#: quoted.
+_PLAIN_SAFE = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when present
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
+    """Block style; strings quoted unless unambiguous for every YAML reader (see ``_PLAIN_SAFE``)."""
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    plain = _PLAIN_SAFE.fullmatch(value) is not None and value.lower() not in _YAML_WORDS
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=None if plain else "'")
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def render_yaml(documents: Sequence[Mapping[str, Any]], head: str = "") -> str:
-    """``head`` then the documents as a YAML stream (``---`` before each), keys kept in order."""
-    parts = [head] if head else []
-    for document in documents:
-        body = yaml.dump(
-            document,
-            Dumper=_Dumper,
-            sort_keys=False,
-            default_flow_style=False,
-            allow_unicode=False,
-            width=1000,
-        )
-        parts.append("---\n" + body)
-    return "".join(parts)
+    """``head`` then the documents as a YAML stream (``---`` before each), keys kept in order.
+
+    The manifests hold only mappings and scalars (no lists), so block style needs no list indent.
+    """
+    body = yaml.dump_all(
+        list(documents),
+        Dumper=_Dumper,
+        explicit_start=True,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=False,
+        width=1000,
+    )
+    return head + (body or "")
