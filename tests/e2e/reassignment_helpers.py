@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -73,6 +74,17 @@ class ZkProbe:
     def leader(self, topic: str, partition: int) -> int:
         return int((self._json(f"/brokers/topics/{topic}/partitions/{partition}/state") or {})["leader"])
 
+    def write_config(self, entity_type: str, name: str, config: dict[str, str]) -> None:
+        """Replace an entity config as ZooKeeper-mode admin tools do (config + v2 notification)."""
+        path = f"/config/{entity_type}/{name}"
+        data = json.dumps({"version": 1, "config": config}).encode()
+        if self.client.exists(path):
+            self.client.set(path, data)
+        else:
+            self.client.create(path, data, makepath=True)
+        notification = json.dumps({"version": 2, "entity_path": f"{entity_type}/{name}"}).encode()
+        self.client.create("/config/changes/config_change_", notification, sequence=True)
+
     def operator_throttles(self, brokers: list[int], topics: list[str]) -> dict[str, dict[str, str]]:
         """Every throttle key currently set on these brokers and topics."""
         found: dict[str, dict[str, str]] = {}
@@ -100,13 +112,32 @@ def create_topic(view: KafkaView, topic: str, assignment: dict[int, list[int]]) 
     wait_for(lambda: (d := view.describe(topic)) and len(d) == len(assignment) and d, what=f"topic {topic}")
 
 
-def fill(view: KafkaView, topic: str, count: int = 60, size: int = 1000) -> list[bytes]:
-    """Produce ``count`` distinct messages of ``size`` bytes; returns them."""
+def fill(
+    view: KafkaView, topic: str, count: int = 60, size: int = 1000, partition: int | None = None
+) -> list[bytes]:
+    """Produce ``count`` distinct messages of ``size`` bytes (to one partition if given)."""
     messages = [
-        f"{topic}-{i:05d}-".encode() + os.urandom(size // 2).hex().encode()[: size - 20] for i in range(count)
+        f"{topic}-{i:05d}-".encode() + os.urandom(size).hex().encode()[: size - 20] for i in range(count)
     ]
-    view.produce(topic, messages)
+    producer = KafkaProducer(bootstrap_servers=view.bootstrap, acks="all", retries=5, linger_ms=20)
+    try:
+        for message in messages:
+            producer.send(topic, message, partition=partition)
+        producer.flush(timeout=60)
+    finally:
+        producer.close()
     return messages
+
+
+#: Kafka lets a throttled replica fetch up to replica.fetch.max.bytes (1 MiB) before the quota bites,
+#: so a partition needs well over 1 MiB for a throttled move to take a while: ~1.3 MB at 20 KB/s
+#: keeps a batch in flight for about 10 s on the test stack.
+SLOW_RATE = 20_480
+SLOW_MESSAGES = 1300
+
+
+def fill_slow(view: KafkaView, topic: str, partition: int) -> list[bytes]:
+    return fill(view, topic, count=SLOW_MESSAGES, size=1000, partition=partition)
 
 
 def kafka_broker_throttles(view: KafkaView, broker: int) -> dict[str, str]:

@@ -147,8 +147,10 @@ class _Run:
                 "progressText",
                 progress_text(int(progress.get("partitionsDone", 0)), int(progress["partitionsTotal"])),
             )
-        if self.patch:
-            self.api.patch_status(self.resource.ref, self.patch)
+        original = self.resource.status
+        changed = {key: value for key, value in self.patch.items() if original.get(key) != value}
+        if changed:  # a poll that changes nothing writes nothing
+            self.api.patch_status(self.resource.ref, changed)
         self.result.status = self.status
 
     def zk(self) -> ZkStore:
