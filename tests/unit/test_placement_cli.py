@@ -146,7 +146,6 @@ BAD_ARGS = {
         ["--snapshot", "/nonexistent/cluster.json", "--mode", "rebalance"],
         "cannot read snapshot",
     ),
-    "spark engine": (["--mode", "rebalance", "--engine", "spark"], "not available yet"),
     "bad regex": (["--mode", "rebalance", "--topics", "("], "invalid topic regular expression"),
     "rf too large": (
         ["--mode", "replication-factor", "--replication-factor", "9"],

@@ -61,7 +61,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--replication-factor", type=int, metavar="N", help="new RF (mode replication-factor)"
     )
-    parser.add_argument("--engine", choices=["local", "spark"], default="local", help="planner engine")
+    parser.add_argument(
+        "--engine",
+        choices=["local", "spark"],
+        default="local",
+        help="planner engine: local (in-process) or spark (the PySpark job; same plan, needs [spark] and Java)",
+    )
+    parser.add_argument(
+        "--spark-master", default="local[*]", metavar="URL", help="Spark master for --engine spark"
+    )
     parser.add_argument(
         "--seed", type=int, default=0, metavar="N", help="tie-break seed (same seed, same plan)"
     )
@@ -86,8 +94,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, plan, write; domain errors propagate to ``cli.main`` (exit code 2)."""
-    if args.engine == "spark":
-        raise CliError("--engine spark is not available yet; use --engine local (the default)")
+    engine = _spark_engine(args.spark_master) if args.engine == "spark" else plan
     bar = ProgressBar(sys.stderr, enabled=args.progress or sys.stderr.isatty())
     try:
         bar("load", 0.0)
@@ -104,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         started = time.perf_counter()
-        result = plan(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
+        result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
         elapsed = time.perf_counter() - started
         bar("write", 0.97)
         document = json.dumps(result.reassignment(), separators=(",", ":")) + "\n"
@@ -121,6 +128,25 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.output == "-" else sys.stdout
     out.write(summary(result.report, elapsed=elapsed))
     return 0
+
+
+def _spark_engine(master: str) -> Any:
+    """``run_plan`` bound to a Spark session; one-line error when PySpark or Java is missing."""
+    try:
+        from kafka_zk_operator.spark import job, session
+    except ImportError:
+        raise CliError("--engine spark needs PySpark: pip install 'kafka-zk-operator[spark]'") from None
+    try:
+        spark = session.local_session(master)
+    except session.SparkUnavailable as exc:
+        raise CliError(f"--engine spark: {exc}") from None
+    except Exception as exc:  # the JVM did not start (bad master URL, broken Java)
+        raise CliError(f"--engine spark: cannot start Spark ({master}): {str(exc).splitlines()[0]}") from None
+
+    def engine(cluster: ClusterArrays, request: PlanRequest, *, progress: Any = None) -> Any:
+        return job.run_plan(spark, cluster, request, progress=progress)
+
+    return engine
 
 
 def _load(path: Path, *, allow_mixed_rf: bool) -> ClusterArrays:
