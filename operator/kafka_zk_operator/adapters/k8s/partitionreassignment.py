@@ -40,11 +40,8 @@ PLAN_KEY = "plan.json"
 CONFIGMAP_BUDGET = 700_000
 
 
-class KubernetesApiError(errors.KzoError):
-    """The API server refused or failed a call; retried on the next poll."""
-
-    reason = errors.Reason.INTERNAL_ERROR
-    retryable = True
+class KubernetesApiError(errors.ClusterUnavailable):
+    """The API server refused or failed a call; retried on the next poll (a transient reason)."""
 
 
 @dataclass(frozen=True)
