@@ -30,8 +30,11 @@ RUN groupadd --system --gid 10001 kzo \
     && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/kzo --shell /usr/sbin/nologin kzo
 WORKDIR /home/kzo
 
-# PySpark planning job: Debian's Java 17 and the [spark] extra. Runs Spark in local mode inside a
-# Kubernetes Job; arguments select the kzo subcommand.
+# PySpark planning job: Debian's Java 17 and the [spark] extra (docs/spark.md). The operator runs it
+# as a Kubernetes Job doing spark-submit in cluster mode; Spark then starts this image as the driver
+# ("driver ...") and the executors ("executor ..."), which kafka_zk_operator.spark.entrypoint turns
+# into what Apache Spark's own entrypoint.sh runs. Any other arguments select the kzo subcommand.
+# /opt/kzo/spark_driver.py is the driver program spark-submit is given (local:///opt/kzo/...).
 FROM base AS spark
 RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
@@ -39,9 +42,12 @@ RUN mkdir -p /usr/share/man/man1 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /wheels/ /tmp/wheels/
 RUN pip install --no-cache-dir --requirement /tmp/wheels/spark-requirements.txt \
-    && rm -rf /tmp/wheels
+    && rm -rf /tmp/wheels \
+    && mkdir -p /opt/kzo \
+    && printf '%s\n' 'from kafka_zk_operator.adapters.k8s.spark_driver import main' 'raise SystemExit(main())' \
+       > /opt/kzo/spark_driver.py
 USER 10001:10001
-ENTRYPOINT ["kzo"]
+ENTRYPOINT ["python", "-m", "kafka_zk_operator.spark.entrypoint"]
 CMD ["--help"]
 
 # The operator (default target): the wheel and its runtime dependencies only.

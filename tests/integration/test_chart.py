@@ -76,6 +76,18 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         },
         "metrics": {"enabled": False},
     },
+    "spark": {
+        "spark": {
+            "enabled": True,
+            "image": "registry.example/kzo-spark:1.2",
+            "offloadAbovePartitions": 100000,
+        }
+    },
+    "spark-namespaced": {
+        "rbac": {"scope": "namespaced"},
+        "watchNamespaces": ["team-a"],
+        "spark": {"enabled": True, "serviceAccount": {"create": False, "name": "existing-spark"}},
+    },
 }
 
 # A ServiceMonitor is not a Kubernetes kind: check the fields prometheus-operator needs.
@@ -208,6 +220,7 @@ def expand(
 
 NAMESPACED_RULES = (
     expand([GROUP], ["kafkatopics", "partitionreassignments"], ["get", "list", "watch", "patch", "update"])
+    | expand([GROUP], ["partitionreassignments"], ["create"])
     | expand([GROUP], ["kafkatopics/status", "partitionreassignments/status"], ["get", "patch", "update"])
     | expand(["", "events.k8s.io"], ["events"], ["create", "patch"])
     | expand([""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"])
@@ -242,6 +255,9 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         ({"watchNamespaces": ["Not_A_Namespace"]}, "watchNamespaces"),
         ({"image": {"digest": "latest"}}, "digest"),
         ({"metrics": {"enabled": False, "serviceMonitor": {"enabled": True}}}, "serviceMonitor"),
+        ({"spark": {"enabled": True, "offloadAbovePartitions": -1}}, "offloadAbovePartitions"),
+        ({"spark": {"executorMemory": "lots"}}, "executorMemory"),
+        ({"spark": {"enabled": True, "serviceAccount": {"create": False}}}, "spark.serviceAccount.name"),
     ],
     ids=[
         "namespaced-without-namespaces",
@@ -253,6 +269,9 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         "bad-namespace-name",
         "bad-digest",
         "servicemonitor-without-metrics",
+        "spark-negative-threshold",
+        "spark-bad-memory",
+        "spark-serviceaccount-without-name",
     ],
 )
 def test_bad_values_are_refused_with_a_pointer(
@@ -651,7 +670,7 @@ def can(api: k8s.ApiClient, who: Installed, verb: str, resource: str, namespace:
 
 NAMESPACED_ALLOWED = [
     *[(v, f"kafkatopics.{GROUP}") for v in ("get", "list", "watch", "patch", "update")],
-    *[(v, f"partitionreassignments.{GROUP}") for v in ("get", "list", "watch", "patch", "update")],
+    *[(v, f"partitionreassignments.{GROUP}") for v in ("get", "list", "watch", "patch", "update", "create")],
     *[(v, f"kafkatopics/status.{GROUP}") for v in ("get", "patch", "update")],
     *[(v, f"partitionreassignments/status.{GROUP}") for v in ("get", "patch", "update")],
     ("create", "events"),
@@ -663,7 +682,6 @@ NAMESPACED_ALLOWED = [
 ALWAYS_DENIED_NAMESPACED = [
     ("create", f"kafkatopics.{GROUP}"),
     ("delete", f"kafkatopics.{GROUP}"),
-    ("create", f"partitionreassignments.{GROUP}"),
     ("delete", f"partitionreassignments.{GROUP}"),
     ("delete", f"kafkatopics/status.{GROUP}"),
     ("get", "secrets"),
@@ -808,3 +826,125 @@ def test_kubectl_auth_can_i_agrees(
         assert (proc.returncode, proc.stdout.strip()) == (1, "no"), (
             f"can-i {args}: {proc.stdout}{proc.stderr}"
         )
+
+
+# --- spark.enabled: the PySpark offload (docs/spark.md) -----------------------------------------------
+
+SPARK_DRIVER_RULES = expand(
+    [""],
+    ["pods", "services", "configmaps"],
+    ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
+)
+SPARK_LAUNCHER_RULES = expand(["batch"], ["jobs"], ["get", "list", "watch", "create", "delete"]) | expand(
+    [""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"]
+)
+
+
+def spark_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if "spark" in d["metadata"]["name"]]
+
+
+def test_spark_disabled_renders_nothing_for_spark(helm: Path, values_file: Any) -> None:
+    for name in ("defaults", "namespaced"):
+        assert spark_docs(render(helm, values_file(VALUE_SETS[name]))) == []
+
+
+def test_spark_enabled_renders_settings_service_account_and_two_roles(helm: Path, values_file: Any) -> None:
+    from kafka_zk_operator.service.plan_offload import SETTINGS_KEY, SETTINGS_LABEL, settings_from_json
+
+    docs = render(helm, values_file(VALUE_SETS["spark"]))
+    spark = spark_docs(docs)
+    assert sorted(d["kind"] for d in spark) == [
+        "ConfigMap",
+        "Role",
+        "Role",
+        "RoleBinding",
+        "RoleBinding",
+        "ServiceAccount",
+    ]
+    assert all(d["metadata"]["namespace"] == "kzo-system" for d in spark)
+    roles = {d["metadata"]["name"].rsplit("-", 1)[-1]: d for d in by_kind(spark, "Role")}
+    assert rule_set(roles["driver"]["rules"]) == SPARK_DRIVER_RULES
+    assert rule_set(roles["launcher"]["rules"]) == SPARK_LAUNCHER_RULES
+    spark_sa = next(d for d in by_kind(docs, "ServiceAccount") if d in spark)["metadata"]["name"]
+    operator_sa = next(d for d in by_kind(docs, "ServiceAccount") if d not in spark)["metadata"]["name"]
+    bindings = {d["roleRef"]["name"]: d["subjects"] for d in by_kind(spark, "RoleBinding")}
+    assert bindings[roles["driver"]["metadata"]["name"]] == [
+        {"kind": "ServiceAccount", "name": spark_sa, "namespace": "kzo-system"}
+    ]
+    assert bindings[roles["launcher"]["metadata"]["name"]] == [
+        {"kind": "ServiceAccount", "name": operator_sa, "namespace": "kzo-system"}
+    ]
+    (settings_cm,) = by_kind(spark, "ConfigMap")
+    assert settings_cm["metadata"]["labels"][SETTINGS_LABEL] == "true"
+    settings = settings_from_json(settings_cm["data"][SETTINGS_KEY])
+    assert settings.offload_above_partitions == 100000
+    assert settings.spark.image == "registry.example/kzo-spark:1.2"
+    assert (settings.spark.service_account, settings.spark.namespace) == (spark_sa, "kzo-system")
+    assert (settings.spark.executors, settings.spark.executor_memory) == (2, "2g")
+    # The operator's own Deployment and ClusterRole are unchanged by spark.enabled.
+    defaults = render(helm, values_file({}))
+    assert one(docs, "Deployment") == one(defaults, "Deployment")
+    assert one(docs, "ClusterRole") == one(defaults, "ClusterRole")
+
+
+def test_spark_image_defaults_to_the_operator_repository_with_a_spark_suffix(
+    helm: Path, values_file: Any
+) -> None:
+    from kafka_zk_operator.service.plan_offload import SETTINGS_KEY, settings_from_json
+
+    values = {"spark": {"enabled": True}, "image": {"repository": "reg.example/kzo", "tag": "9.9"}}
+    (settings_cm,) = by_kind(spark_docs(render(helm, values_file(values))), "ConfigMap")
+    assert settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == "reg.example/kzo-spark:9.9"
+
+
+def test_spark_with_an_existing_service_account_binds_it(helm: Path, values_file: Any) -> None:
+    docs = spark_docs(render(helm, values_file(VALUE_SETS["spark-namespaced"])))
+    assert not by_kind(docs, "ServiceAccount")
+    driver = next(d for d in by_kind(docs, "RoleBinding") if d["roleRef"]["name"].endswith("-spark-driver"))
+    assert driver["subjects"][0]["name"] == "existing-spark"
+
+
+def test_spark_rbac_against_the_real_server(
+    helm: Path, kubectl: Path, api: k8s.ApiClient, kafka_cluster: KafkaCluster, tmp_path: Path
+) -> None:
+    """What the operator and the Spark pods may do, answered by the API server (SubjectAccessReview)."""
+    namespace = fresh_namespace(api, "kzo-spark", RESTRICTED)
+    release = f"kzo-{uuid.uuid4().hex[:6]}"
+    values_path = tmp_path / "values.yaml"
+    values_path.write_text(yaml.safe_dump(VALUE_SETS["spark"]))
+    docs = render(helm, values_path, release=release, namespace=namespace)
+    manifest = tmp_path / "rendered.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    apply_crds(kubectl, kafka_cluster.kubeconfig)
+    applied = run(
+        [kubectl, "--kubeconfig", kafka_cluster.kubeconfig, "apply", "--server-side",
+         f"--field-manager={FIELD_MANAGER}", "-f", manifest]
+    )  # fmt: skip
+    assert "Warning" not in applied.stderr, applied.stderr
+    spark = spark_docs(docs)
+    spark_sa = next(d for d in by_kind(docs, "ServiceAccount") if d in spark)
+    operator_sa = next(d for d in by_kind(docs, "ServiceAccount") if d not in spark)
+    operator = Installed(namespace, [operator_sa], manifest, "")
+    pods = Installed(namespace, [spark_sa], manifest, "")
+    for verb in ("create", "get", "delete"):
+        assert can(api, operator, verb, "jobs.batch", namespace), f"operator {verb} jobs"
+        assert can(api, operator, verb, "configmaps", namespace), f"operator {verb} configmaps"
+    for verb, resource in (
+        ("create", "pods"),
+        ("get", "pods"),
+        ("create", "rolebindings.rbac.authorization.k8s.io"),
+    ):
+        assert not can(api, operator, verb, resource, namespace), f"operator {verb} {resource}"
+    assert not can(api, operator, "create", "jobs.batch", "elsewhere")
+    for verb in ("create", "watch", "delete", "deletecollection"):
+        for resource in ("pods", "services", "configmaps"):
+            assert can(api, pods, verb, resource, namespace), f"spark {verb} {resource}"
+    for verb, resource, ns in (
+        ("create", "pods", "elsewhere"),
+        ("get", "secrets", namespace),
+        ("create", "jobs.batch", namespace),
+        ("create", "roles.rbac.authorization.k8s.io", namespace),
+        ("list", "nodes", None),
+    ):
+        assert not can(api, pods, verb, resource, ns), f"spark {verb} {resource} in {ns}"

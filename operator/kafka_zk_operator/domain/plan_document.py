@@ -15,7 +15,8 @@ the job computed, so the operator uses it exactly like an in-process plan::
                  "level": L, "skewed": [...]},
      "report": {...PlanReport fields...}}
 
-Kafka's reassignment JSON is not stored: :meth:`Plan.reassignment` derives it from the restored
+A job that refuses its input writes ``{"format", "input_sha256", "error": "<message>"}`` instead
+(:func:`error_document`). Kafka's reassignment JSON is not stored: :meth:`Plan.reassignment` derives it from the restored
 plan. Nothing time-dependent is written, so equal plans give byte-equal documents.
 :func:`read_plan_document` validates structure, sizes, index ranges and the report's counts
 against the restored matrix; every problem is an :class:`~kafka_zk_operator.domain.errors.InvalidSpec`.
@@ -124,6 +125,11 @@ def plan_document(plan: Plan, *, request: PlanRequest, input_sha256: str) -> dic
     }
 
 
+def error_document(message: str, *, input_sha256: str) -> dict[str, Any]:
+    """What a job writes instead when it refuses the request (invalid snapshot or parameters)."""
+    return {"format": FORMAT, "input_sha256": input_sha256, "error": message}
+
+
 def dump(document: Mapping[str, Any]) -> bytes:
     """Canonical bytes of a document (sorted keys, no spaces): equal plans, equal bytes."""
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -141,6 +147,8 @@ def read_plan_document(
         raise errors.InvalidSpec(f"not a {FORMAT} document")
     if input_sha256 is not None and document.get("input_sha256") != input_sha256:
         raise errors.InvalidSpec("the plan result was computed from another snapshot (input digest differs)")
+    if "error" in document:
+        raise errors.InvalidSpec(f"the planning job refused the request: {document['error']}")
     try:
         return _restore(document, cluster)
     except (KeyError, TypeError, ValueError) as exc:
