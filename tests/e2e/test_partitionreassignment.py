@@ -524,11 +524,18 @@ def _three_batches(kprs: Resources, namespace: str, name: str, kafka: KafkaView,
     )
 
 
-def test_stop_annotation_stops_after_the_batch_in_flight_and_removes_throttles(
+def test_throttle_changes_reach_the_batch_in_flight_and_stop_stops_after_it_removing_throttles(
     kprs: Resources, namespace: str, probe: ZkProbe, kafka: KafkaView, unique_topic: str
 ) -> None:
     _three_batches(kprs, namespace, "stop-me", kafka, unique_topic)
     wait_for(lambda: probe.reassign_znode(), interval=0.1, what="batch 1 in flight")
+    # spec.throttle is the one field a running reassignment follows: the batch in flight gets it.
+    kprs.patch(namespace, "stop-me", {"spec": {"throttle": 2 * SLOW}})
+    wait_for(
+        lambda: probe.broker_config(3).get("follower.replication.throttled.rate") == str(2 * SLOW),
+        timeout=15,
+        what="the new rate on the batch in flight",
+    )
     kprs.patch(namespace, "stop-me", {"metadata": {"annotations": {STOP: "true"}}})
     body = wait_phase(kprs, namespace, "stop-me", "Stopped", timeout=120)
     assert probe.reassign_znode() is None
@@ -737,7 +744,8 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
     body = wait_phase(kprs, namespace, "big", "ProposalReady", timeout=60)
     status = body["status"]
     assert status["planTruncated"] is True and len(status["plan"]) == 500
-    assert status["proposal"]["moves"] == 510 and status["proposal"]["batches"] == 11
+    # Every move leaves broker 1 and enters broker 2: 5 per batch (the default maxMovesPerBroker).
+    assert status["proposal"]["moves"] == 510 and status["proposal"]["batches"] == 102
     core = client.CoreV1Api(api_client)
     entries = []
     for name in status["planConfigMaps"]:
@@ -755,3 +763,38 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
     kprs.delete(namespace, "big")
     wait_gone(lambda: kprs.get(namespace, "big"), timeout=30)
     kafka.admin.delete_topics([unique_topic])
+
+
+def test_a_zookeeper_outage_longer_than_every_session_mid_run_is_survived(
+    kprs: Resources,
+    namespace: str,
+    probe: ZkProbe,
+    kafka: KafkaView,
+    unique_topic: str,
+    kafka_cluster: KafkaCluster,
+) -> None:
+    """Last on purpose: every ZooKeeper session (brokers 10 s, operator 18 s) expires meanwhile."""
+    create_topic(kafka, unique_topic, {0: [1, 2], 1: [2, 1]})
+    fill_slow(kafka, unique_topic, 0)
+    wanted = {0: [3, 1], 1: [2, 3]}
+    kprs.create(
+        namespace,
+        reassignment(
+            "outage",
+            mode="Explicit",
+            throttle=SLOW,
+            partitions=[{"topic": unique_topic, "partition": p, "replicas": r} for p, r in wanted.items()],
+        ),
+    )
+    wait_for(lambda: probe.reassign_znode(), interval=0.1, what="the batch in flight")
+    zookeeper = kafka_cluster.stack.zookeeper
+    assert zookeeper is not None and zookeeper.process is not None
+    zookeeper.process.stop()
+    try:
+        time.sleep(20)  # the outage itself: longer than the operator's 18 s session timeout
+    finally:
+        zookeeper.start()
+        zookeeper.wait_ready()
+    wait_phase(kprs, namespace, "outage", "Completed", timeout=240)
+    assert probe.assignment(unique_topic) == wanted
+    assert probe.operator_throttles([1, 2, 3], [unique_topic]) == {}

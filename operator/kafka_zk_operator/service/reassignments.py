@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -172,7 +174,12 @@ class _Run:
                 self.before_start(queue, cluster, cluster_of)
             return
         if started:
-            self.run_batches()
+            try:
+                self.run_batches()
+            except errors.InvalidSpec as error:  # the stored plan is damaged: end it, throttles removed
+                self.finish(
+                    Phase.FAILED, Why.INVALID_SPEC, error.message, int(self.progress.get("partitionsDone", 0))
+                )
         else:
             self.before_start(queue, cluster, cluster_of)
 
@@ -264,7 +271,7 @@ class _Run:
         self.set_progress(
             startedAt=timestamp(self.now), completedAt=None, currentBatch=1, batchesDone=0,
             batchesTotal=len(batches), partitionsDone=0, partitionsTotal=len(moves), leadersElected=0,
-            batchStartedAt=None, startedGeneration=self.resource.generation,
+            batchStartedAt=None, startedSpec=spec_digest(self.resource.spec),
         )  # fmt: skip
         self.event(
             "Normal",
@@ -354,11 +361,11 @@ class _Run:
         batches = make_batches(moves, request_limits)
         targets = {(m.topic, m.partition): m.target for m in moves}
         total = len(batches)
-        started_generation = self.progress.get("startedGeneration")
-        if started_generation is not None and started_generation != self.resource.generation:
+        started_spec = self.progress.get("startedSpec")
+        if started_spec is not None and started_spec != spec_digest(self.resource.spec):
             self.warnings.append(
-                "The spec changed after the reassignment started; changes are ignored (delete the resource "
-                "and create a new one to run another plan)."
+                "The spec changed after the reassignment started; only spec.throttle changes apply to a "
+                "running reassignment (delete the resource and create a new one to run another plan)."
             )
         stop = stop_requested(self.resource) or self.resource.deleting
         spec_preferred = bool(self.resource.spec.get("preferredLeaderElection", True))
@@ -400,6 +407,7 @@ class _Run:
                 continue
             self.set_progress(partitionsDone=done_before + len(state.done))
             if observation.owner is ZnodeOwner.OURS or state.in_flight:
+                self.adjust_throttle(current, batch)
                 self.report_in_flight(current, total, state, stop)
                 return
             if state.missing:
@@ -505,6 +513,36 @@ class _Run:
             f"Throttled batch {current} to {rate} B/s on brokers {', '.join(str(p.broker) for p in fresh.brokers)}",
         )
 
+    def adjust_throttle(self, current: int, batch: Sequence[PartitionMove]) -> None:
+        """Follow a ``spec.throttle`` changed while the batch runs: new rate, throttle added or removed."""
+        raw = self.resource.spec.get("throttle")
+        wanted = int(raw) if raw else None
+        record = record_from_fields(self.status.get("throttle"))
+        if record is not None and record.batch != current:
+            record = None  # a leftover of an earlier batch: replaced below or at the next submission
+        if record is None:
+            if wanted is not None and self.progress.get("batchStartedAt"):
+                self.ensure_throttle(current, wanted, batch)
+            return
+        if wanted == record.rate:
+            return
+        if wanted is None:
+            execution.remove_throttle(self.zk(), record)
+            self.set("throttle", {**CLEARED_FIELDS, "rate": None})
+            self.event(
+                "Normal", "ThrottleRemoved", f"spec.throttle was removed: batch {current} runs unthrottled"
+            )
+            return
+        changed = dataclasses.replace(record, rate=wanted)
+        self.api.patch_status(self.resource.ref, {"throttle": {**record_fields(changed), "applied": False}})
+        execution.apply_throttle(self.zk(), changed)
+        self.set("throttle", record_fields(changed))
+        self.event(
+            "Normal",
+            "ThrottleChanged",
+            f"Batch {current} throttle changed from {record.rate} to {wanted} B/s",
+        )
+
     def elect(self, batch: Sequence[PartitionMove], current: int) -> None:
         asked, written = execution.elect_preferred_leaders(self.zk(), batch)
         self.set_progress(leadersElected=current)
@@ -533,6 +571,12 @@ class _Run:
         self.decide(phase, why, message)
         kind = "Warning" if phase is Phase.FAILED else "Normal"
         self.event(kind, phase.value, message)
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """Digest of the spec without ``throttle`` (the one field a running reassignment follows)."""
+    fixed = {key: value for key, value in spec.items() if key != "throttle"}
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def parse_request_limits(resource: ReassignmentResource) -> BatchLimits:
