@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise errors.InvalidSpec(f"the input of {args.job} has no {spark_submit.REQUEST_KEY}")
         request = plan_document.request_from_dict(json.loads(raw))
         cluster = job.load_snapshot(snapshot, allow_mixed_rf=True)
-        plan = job.run_plan(job.session_for(args.master), cluster, request)
+        plan = job.run_plan(lambda: job.session_for(args.master), cluster, request)
         document = plan_document.plan_document(plan, request=request, input_sha256=sha)
         summary = f"{plan.report.moves} moves (M_LB {plan.report.m_lb})"
     except (errors.InvalidSpec, ValueError) as exc:
