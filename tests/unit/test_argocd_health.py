@@ -31,7 +31,13 @@ ARGOCD_DOC = ROOT / "docs" / "argocd.md"
 
 HEALTH_STATES = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
 #: Ready=False reasons the check reports as Progressing: the operator retries them by itself.
-TRANSIENT = {"ClusterUnavailable", "ZooKeeperError", "ReassignmentInProgress", "TopicBeingDeleted"}
+TRANSIENT = {
+    "ClusterUnavailable",
+    "ZooKeeperError",
+    "ReassignmentInProgress",
+    "TopicBeingDeleted",
+    "ReplicationFactorChanging",
+}
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 _SANDBOX = """

@@ -10,13 +10,15 @@
 --                to be transient (an unknown reason is never reported as "still working")
 --   Progressing  no status yet, observedGeneration missing or behind metadata.generation,
 --                no Ready condition, Ready=Unknown, Ready=False with a transient reason
---                (ClusterUnavailable, ZooKeeperError, ReassignmentInProgress, TopicBeingDeleted),
+--                (ClusterUnavailable, ZooKeeperError, ReassignmentInProgress, TopicBeingDeleted,
+--                ReplicationFactorChanging),
 --                or the resource is being deleted
 local TRANSIENT_REASONS = {
   ClusterUnavailable = true,
   ZooKeeperError = true,
   ReassignmentInProgress = true,
   TopicBeingDeleted = true,
+  ReplicationFactorChanging = true,
 }
 
 local function find_condition(status, kind)

@@ -76,6 +76,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   resources: ["kafkatopics", "partitionreassignments"]
   verbs: ["get", "list", "watch", "patch", "update"]
 - apiGroups: ["kafka.zk-operator.io"]
+  resources: ["partitionreassignments"]
+  # a KafkaTopic hands a replication-factor change to a PartitionReassignment it owns
+  verbs: ["create"]
+- apiGroups: ["kafka.zk-operator.io"]
   resources: ["kafkatopics/status", "partitionreassignments/status"]
   verbs: ["get", "patch", "update"]
 - apiGroups: [""]

@@ -13,6 +13,7 @@ Tree::
     ├── ReassignmentInProgress      ReassignmentInProgress   retry later
     ├── TopicBeingDeleted           TopicBeingDeleted  retry later
     ├── TopicDeletedInKafka         TopicDeletedInKafka deleted out of band, policy "report"
+    ├── ReplicationFactorChanging   ReplicationFactorChanging  handed to a PartitionReassignment
     ├── ClusterUnavailable          ClusterUnavailable ZooKeeper unreachable, no brokers, no controller
     ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
     └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
@@ -42,6 +43,7 @@ class Reason(enum.StrEnum):
     CLUSTER_UNAVAILABLE = "ClusterUnavailable"
     ZOOKEEPER_ERROR = "ZooKeeperError"
     TOPIC_DELETED_IN_KAFKA = "TopicDeletedInKafka"
+    REPLICATION_FACTOR_CHANGING = "ReplicationFactorChanging"
     INTERNAL_ERROR = "InternalError"
 
 
@@ -98,6 +100,13 @@ class TopicDeletedInKafka(KzoError):
     """The topic was deleted in Kafka behind the operator's back and the policy is to report it."""
 
     reason = Reason.TOPIC_DELETED_IN_KAFKA
+
+
+class ReplicationFactorChanging(KzoError):
+    """spec.replicationFactor differs from Kafka's; a PartitionReassignment is carrying it out."""
+
+    reason = Reason.REPLICATION_FACTOR_CHANGING
+    retryable = True
 
 
 class ClusterUnavailable(KzoError):

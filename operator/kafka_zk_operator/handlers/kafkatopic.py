@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import kopf
+from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.k8s import rf_reassignments
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
@@ -129,8 +131,29 @@ def _reconcile(
         else:
             runtime.health.track(resource.topic_name, resource.ref)
             runtime.health.forget_sent(resource.topic_name, resource.ref)
+    if result.rf_change is not None:
+        _hand_over_replication_factor(body, resource, result.rf_change)
     if result.retry_after is not None:
         raise kopf.TemporaryError(result.retry_message, delay=result.retry_after)
+
+
+def _hand_over_replication_factor(
+    body: kopf.Body, resource: KafkaTopicResource, change: tuple[int, int]
+) -> None:
+    """Make sure a PartitionReassignment (mode ReplicationFactor) carries the change out."""
+    current, wanted = change
+    name = rf_reassignments.reassignment_name(resource.name, wanted)
+    try:
+        created = rf_reassignments.ensure(resource, wanted)
+    except ApiException as exc:
+        _post(
+            body,
+            [topics.Event("Warning", "ReassignmentNotCreated", f"could not create {name}: {exc.reason}")],
+        )
+        return
+    if created:
+        message = f"Replication factor {current} -> {wanted}: created PartitionReassignment {name}"
+        _post(body, [topics.Event("Normal", "ReplicationFactorChangeRequested", message)])
 
 
 def _now() -> Any:

@@ -8,6 +8,7 @@ deletion (marker znode) and reports when it is complete.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desire
 from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
 from kafka_zk_operator.domain import errors, topic_config
 from kafka_zk_operator.domain.topic_planning import (
+    DesiredTopic,
     DriftPolicy,
     ObservedTopic,
     TopicPlan,
@@ -51,6 +53,8 @@ class TopicResult:
     retry_message: str = ""
     outcome: errors.Reason | errors.KzoError | None = None
     writes: int = 0
+    #: (current, wanted) replication factor when a PartitionReassignment must carry it out.
+    rf_change: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,11 @@ def reconcile_topic(
                 "the deleted-topic drift policy is 'report' (delete and re-apply the resource to recreate it)"
             )
         applied = applied_config_from_status(previous_status)
+        rf_change = _replication_factor_change(desired, snapshot)
+        if rf_change is not None:
+            # Everything else in the spec is applied now; the replication factor is carried out
+            # by a PartitionReassignment (mode ReplicationFactor) that the handler makes sure exists.
+            desired = dataclasses.replace(desired, replication_factor=rf_change[0])
         plan = plan_topic(
             desired,
             observed,
@@ -195,7 +204,21 @@ def reconcile_topic(
         desired_config = topic_config.without_operator_owned(desired.config)
         status["appliedConfig"] = [f"{key}={value}" for key, value in sorted(desired_config.items())]
         events = _events_for(plan, outcome, snapshot is None and existed_before)
-        return TopicResult(status=status, events=events, outcome=outcome, writes=store.writes - writes_before)
+        result = TopicResult(
+            status=status, events=events, outcome=outcome, writes=store.writes - writes_before
+        )
+        if rf_change is not None:
+            changing = errors.ReplicationFactorChanging(
+                f"Replication factor {rf_change[0]} -> {rf_change[1]} is carried out by a "
+                "PartitionReassignment (mode ReplicationFactor) owned by this resource"
+            )
+            result.status = build_topic_status(
+                outcome=changing, observation=_observation(store, after), drift=plan.drift, **common
+            )
+            result.status["appliedConfig"] = status["appliedConfig"]
+            result.outcome, result.rf_change = changing, rf_change
+            result.retry_after, result.retry_message = RETRY_DELAY_S * 2, changing.message
+        return result
     except errors.KzoError as error:
         observation = None
         if not isinstance(error, errors.ClusterUnavailable):
@@ -227,6 +250,24 @@ def applied_config_from_status(status: Mapping[str, Any]) -> dict[str, str] | No
 def ever_reconciled(status: Mapping[str, Any]) -> bool:
     """True once a reconcile succeeded: only such a resource owns (and may delete) its topic."""
     return isinstance(status.get("appliedConfig"), list)
+
+
+def _replication_factor_change(
+    desired: DesiredTopic, snapshot: TopicSnapshot | None
+) -> tuple[int, int] | None:
+    """(current, wanted) when only a reassignment can reach the spec's replication factor.
+
+    Not while the topic is already being reassigned (the planner then reports
+    ``ReassignmentInProgress``), and not with an explicit assignment (its replica lists say
+    exactly what the user wants: a reassignment in Explicit mode is the tool for that).
+    """
+    if snapshot is None or desired.assignment is not None:
+        return None
+    current = snapshot.assignment.value
+    if current.is_reassigning or snapshot.in_reassignment_znode or not current.partitions:
+        return None
+    actual = current.replication_factor
+    return (actual, desired.replication_factor) if actual != desired.replication_factor else None
 
 
 def _was_ready(status: Mapping[str, Any]) -> bool:

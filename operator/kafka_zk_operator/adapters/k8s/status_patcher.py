@@ -15,7 +15,8 @@ from kubernetes.client.exceptions import ApiException
 log = logging.getLogger(__name__)
 
 
-def _api_client() -> client.ApiClient:
+def api_client() -> client.ApiClient:
+    """The official client with the operator's credentials (in-cluster, else KUBECONFIG)."""
     try:
         config.load_incluster_config()  # type: ignore[no-untyped-call]
     except config.ConfigException:
@@ -32,7 +33,7 @@ class StatusPatcher:
 
     def _custom(self) -> client.CustomObjectsApi:
         if self._api is None:
-            self._api = client.CustomObjectsApi(_api_client())
+            self._api = client.CustomObjectsApi(api_client())
         return self._api
 
     def __call__(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
