@@ -68,3 +68,11 @@ def test_operator_without_a_cluster_is_a_one_line_error(monkeypatch: pytest.Monk
     assert result.stderr.strip().splitlines() == [
         "kzo operator: error: no Kafka cluster configured: set KZO_CLUSTERS_FILE or KZO_ZOOKEEPER"
     ]
+
+
+def test_the_operator_logs_json_in_a_pod_and_plain_text_elsewhere() -> None:
+    from kafka_zk_operator.cli.operator_cmd import default_log_format
+
+    assert default_log_format({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}) == "json"
+    assert default_log_format({}) == "plain"
+    assert default_log_format({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KZO_LOG_FORMAT": "plain"}) == "plain"
