@@ -5,8 +5,10 @@ its own child process, median of ``--runs`` with the range, peak RSS from ``wait
 the bound M_LB, the moves Kafka's
 ``kafka-reassign-partitions --generate`` would make on the same input (every topic recomputed by
 ``assignReplicasToBrokers`` with a random start), balance (max/avg replicas and leaders per
-broker), rack violations, and whether two runs produced identical plans. A ``spark`` column is
-left for the PySpark engine.
+broker), rack violations, and whether two runs produced identical plans. With ``--spark``, the
+PySpark job (``kafka_zk_operator.spark``) plans each case once more in ``local[2]`` in its own
+process tree (``spark_bench.py``): plan time (``run_plan``) plus the SparkSession start, peak RSS
+of the whole tree (driver, JVM, Python workers), and whether its plan equals the core's.
 
 Tiers (3 racks, RF 3, heavy-tailed topic sizes, seeded): S 6 brokers / 1K partitions, M 30 / 30K,
 L 300 / 1M, XL 600 / 2M. Scenarios: ``add`` (10 % more brokers, spread over the racks),
@@ -19,7 +21,7 @@ about ``(N + k - RF) / k`` (10x for 3 added to 30, 28x for 1 added to 30).
 Usage::
 
     .venv/bin/python benchmarks/placement_bench.py --tiers S,M,L [--scenarios add,remove]
-        [--runs 3] [--no-generate] [--markdown] [--cache-dir .kzo/bench]
+        [--runs 3] [--no-generate] [--spark [--spark-master local[2]]] [--markdown] [--cache-dir .kzo/bench]
 
 Inputs and ``--generate`` counts are computed once and cached in the cache directory. Not a
 test: it prints.
@@ -232,11 +234,15 @@ COLUMNS = (
     ("lchg", "leader chg (LB)"),
     ("viol", "rack viol"),
     ("same", "identical"),
-    ("spark", "spark s"),
+    ("spark", "spark s (+start)"),
+    ("spark_mb", "spark peak MB"),
+    ("spark_same", "spark = core"),
 )
 
 
-def _row(case: Case, runs: list[dict[str, object]], gen: int | None) -> dict[str, str]:
+def _row(
+    case: Case, runs: list[dict[str, object]], gen: int | None, spark: dict[str, object] | None = None
+) -> dict[str, str]:
     first = runs[0]
     cluster = _load(case.cluster_file)
     times = sorted(float(r["seconds"]) for r in runs)  # type: ignore[arg-type]
@@ -261,7 +267,18 @@ def _row(case: Case, runs: list[dict[str, object]], gen: int | None) -> dict[str
         "lchg": f"{int(first['leader_changes']):,} ({int(first['leader_lb']):,})",  # type: ignore[call-overload]
         "viol": str(first["rack_violations"]),
         "same": "yes" if len({r["digest"] for r in runs}) == 1 else "NO",
-        "spark": "",
+        **_spark_cells(runs, spark),
+    }
+
+
+def _spark_cells(runs: list[dict[str, object]], spark: dict[str, object] | None) -> dict[str, str]:
+    if spark is None:
+        return {"spark": "", "spark_mb": "", "spark_same": ""}
+    same = spark["digest"] == runs[0]["digest"]
+    return {
+        "spark": f"{float(spark['plan_s']):.1f} (+{float(spark['session_s']):.1f})",  # type: ignore[arg-type]
+        "spark_mb": f"{float(spark['peak_tree_mb']):.0f}",  # type: ignore[arg-type]
+        "spark_same": "yes" if same else f"NO (contract: {'yes' if spark.get('contract') else 'NO'})",
     }
 
 
@@ -305,6 +322,8 @@ def main() -> None:
     parser.add_argument(
         "--no-generate", action="store_true", help="skip the --generate column (slow on L/XL)"
     )
+    parser.add_argument("--spark", action="store_true", help="also run the PySpark job (spark_bench.py)")
+    parser.add_argument("--spark-master", default="local[2]", help="Spark master for --spark")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--cache-dir", type=Path, default=REPO / ".kzo" / "bench", help="input cache")
     parser.add_argument("--child", nargs=2, metavar=("NPZ", "REQUEST"), help=argparse.SUPPRESS)
@@ -326,8 +345,10 @@ def main() -> None:
             gen = None
             if not args.no_generate:
                 gen = _cached_generate(case, args.cache_dir, args.seed)
-            rows.append(_row(case, runs, gen))
+            spark = _spark_run(case, args.spark_master, runs) if args.spark else None
+            rows.append(_row(case, runs, gen, spark))
             checks.extend(_check(case, runs, gen))
+            checks.extend(_spark_check(case, runs, spark))
     print(
         f"# placement benchmark: single-process core, {os.cpu_count()} CPUs, numpy {np.__version__}, "
         f"python {sys.version.split()[0]}"
@@ -366,6 +387,38 @@ def _check(case: Case, runs: list[dict[str, object]], gen: int | None) -> list[s
         out.append(
             f"[{'ok' if gen >= 20 * moves else 'FAIL'}] {tag}: --generate moves {gen / max(moves, 1):.1f}x ours "
             f"(target >= 20x; expected for any plan at the bound: about {ceiling:.1f}x)"
+        )
+    return out
+
+
+def _spark_run(case: Case, master: str, runs: list[dict[str, object]]) -> dict[str, object]:
+    from spark_bench import contract_digest, run_spark_case
+
+    print(f"  {case.tier}/{case.scenario}: Spark job ({master}) ...", file=sys.stderr)
+    spark = run_spark_case(case.cluster_file, json.dumps(case.request), master)
+    if spark["digest"] != runs[0]["digest"]:
+        spark["contract"] = spark["digest"] == contract_digest(case.cluster_file, json.dumps(case.request))
+    return spark
+
+
+def _spark_check(case: Case, runs: list[dict[str, object]], spark: dict[str, object] | None) -> list[str]:
+    if spark is None:
+        return []
+    tag = f"{case.tier}/{case.scenario}"
+    total = float(spark["plan_s"]) + float(spark["session_s"])  # type: ignore[arg-type]
+    out = []
+    if spark["digest"] == runs[0]["digest"]:
+        out.append(f"[ok] {tag}: Spark plan identical to the core's")
+    else:
+        verdict = (
+            "the Spark plan equals the contract run group by group: the core's plan() strays from it"
+            if spark.get("contract")
+            else "the Spark plan differs from the contract too"
+        )
+        out.append(f"[FAIL] {tag}: Spark plan differs from the core's ({verdict})")
+    if case.tier == "L":
+        out.append(
+            f"[{'ok' if total <= 90 else 'FAIL'}] {tag}: Spark job planned in {total:.1f} s incl. session start (<= 90 s)"
         )
     return out
 

@@ -40,13 +40,11 @@ from kafka_zk_operator.domain.placement import (
     finish_plan,
     plan,
 )
-from kafka_zk_operator.domain.placement.select import Selection, select_moves
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.placement.transport import GroupQuotas
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 from kafka_zk_operator.spark.job import run_plan
 from kafka_zk_operator.spark.session import local_session
-from kafka_zk_operator.spark.stage2 import active_groups
+from kafka_zk_operator.spark.stage2 import active_groups, select_by_groups
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,27 +123,7 @@ def assert_same_plan(core: Plan, other: Plan) -> None:
 def per_group_reference(cluster: ClusterArrays, request: PlanRequest) -> Plan:
     """The contract executed literally in numpy: stage 2 group by group, then stage 3."""
     stage = broker_stage(cluster, request)
-    replicas = stage.replicas.copy()
-    moved = np.zeros(replicas.shape, dtype=np.bool_)
-    leftovers: list[GroupQuotas] = []
-    for g in range(stage.quotas.n_groups):
-        rows = np.flatnonzero(stage.group == g)
-        part = select_moves(
-            stage.replicas[rows],
-            group=stage.group[rows],
-            movable=stage.movable[rows],
-            sizes=cluster.sizes[rows],
-            row_hash=stage.row_hash[rows],
-            quotas=stage.quotas.of_group(g),
-            ctx=stage.ctx,
-        )
-        replicas[rows], moved[rows] = part.replicas, part.moved
-        leftovers.append(part.leftover)
-    left = GroupQuotas(
-        *(np.concatenate([getattr(q, f) for q in leftovers]) for f in ("group", "src", "dst", "count")),
-        n_groups=stage.quotas.n_groups,
-    )
-    return finish_plan(stage, Selection(replicas, moved, left))
+    return finish_plan(stage, select_by_groups(stage))
 
 
 #: The core's plan() must equal its own per-group contract; where it does not, that is a core bug.

@@ -158,6 +158,35 @@ def assemble(stage: BrokerStage, result: pa.Table) -> Selection:
     return Selection(replicas, moved, leftover)
 
 
+def select_by_groups(stage: BrokerStage) -> Selection:
+    """The contract executed literally in one process, without Spark: ``select_moves`` group by
+    group, put back together like :func:`assemble`. What :func:`run_stage2` must equal (tests,
+    benchmark)."""
+    replicas = stage.replicas.copy()
+    moved = np.zeros(replicas.shape, dtype=np.bool_)
+    leftovers: list[GroupQuotas] = []
+    for g in range(stage.quotas.n_groups):
+        rows = np.flatnonzero(stage.group == g)  # (topic, partition) order
+        part = select_moves(
+            stage.replicas[rows],
+            group=stage.group[rows],
+            movable=stage.movable[rows],
+            sizes=stage.cluster.sizes[rows],
+            row_hash=stage.row_hash[rows],
+            quotas=stage.quotas.of_group(g),
+            ctx=stage.ctx,
+        )
+        replicas[rows], moved[rows] = part.replicas, part.moved
+        leftovers.append(part.leftover)
+
+    def joined(name: str) -> IntArray:
+        out: IntArray = np.concatenate([getattr(q, name) for q in leftovers]).astype(np.int64)
+        return out
+
+    left = GroupQuotas(joined("group"), joined("src"), joined("dst"), joined("count"), stage.quotas.n_groups)
+    return Selection(replicas, moved, left)
+
+
 def run_stage2(spark: Any, stage: BrokerStage) -> Selection:
     """Stage 2 on Spark (module docstring). Stages 1 and 3 stay on the driver."""
     if stage.quotas.total == 0:
