@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -123,31 +124,60 @@ def _requests(request: ReassignmentRequest, cluster: ClusterView) -> list[placem
     ]
 
 
-def plan_computed(request: ReassignmentRequest, cluster: ClusterView) -> ReassignmentPlan:
-    """Run the placement engine for a computed mode. :raises InvalidSpec, NotSupported:"""
+@dataclass(frozen=True, eq=False)
+class EngineInputs:
+    """The engine's arrays of the cluster, its request(s) (applied in order) and notes so far."""
+
+    arrays: placement.ClusterArrays
+    requests: tuple[placement.PlanRequest, ...]
+    notes: tuple[str, ...] = ()
+
+
+def engine_inputs(request: ReassignmentRequest, cluster: ClusterView) -> EngineInputs:
+    """What to hand the engine for a computed mode. :raises InvalidSpec, NotSupported:"""
     if request.mode is Mode.EXPLICIT:
         raise ValueError("Explicit mode is planned by reassignment_validation.plan_explicit")
     deleting = sorted(set(cluster.deleting) & set(cluster.assignments))
     view = cluster
+    notes: tuple[str, ...] = ()
     if deleting:  # topics queued for deletion are left alone
         view = dataclasses.replace(
             cluster, assignments={t: p for t, p in cluster.assignments.items() if t not in cluster.deleting}
         )
-    before = cluster_arrays(view)
-    arrays = before
+        notes = (f"topics being deleted are left out: {', '.join(deleting)}",)
+    return EngineInputs(cluster_arrays(view), tuple(_requests(request, view)), notes)
+
+
+def plan_from_engine(
+    before: placement.ClusterArrays,
+    after: placement.ClusterArrays,
+    *,
+    lower_bound: int,
+    optimal: bool,
+    notes: Iterable[str] = (),
+) -> ReassignmentPlan:
+    """The engine's result as a plan: the rows whose replica list changed."""
+    return ReassignmentPlan(
+        moves=_moves(before, after), lower_bound=lower_bound, provably_optimal=optimal, notes=tuple(notes)
+    )
+
+
+def plan_computed(request: ReassignmentRequest, cluster: ClusterView) -> ReassignmentPlan:
+    """Run the placement engine in-process for a computed mode. :raises InvalidSpec, NotSupported:"""
+    inputs = engine_inputs(request, cluster)
+    arrays = inputs.arrays
     lower = 0
     optimal = True
     notes: list[str] = []
-    for engine_request in _requests(request, view):
+    for engine_request in inputs.requests:
         result = placement.plan(arrays, engine_request)
         lower += int(result.report.m_lb)
         optimal = optimal and bool(result.report.optimal)
         notes.extend(result.report.notes)
         arrays = dataclasses.replace(arrays, replicas=result.replicas)
-    if deleting:
-        notes.append(f"topics being deleted are left out: {', '.join(deleting)}")
-    moves = _moves(before, arrays)
-    return ReassignmentPlan(moves=moves, lower_bound=lower, provably_optimal=optimal, notes=tuple(notes))
+    return plan_from_engine(
+        inputs.arrays, arrays, lower_bound=lower, optimal=optimal, notes=[*notes, *inputs.notes]
+    )
 
 
 def _moves(before: placement.ClusterArrays, after: placement.ClusterArrays) -> tuple[PartitionMove, ...]:

@@ -50,6 +50,7 @@ class Why(enum.StrEnum):
     """Reasons of the ``Ready`` condition (part of the status API; never rename)."""
 
     PENDING = "Pending"
+    PLANNING = "Planning"
     AWAITING_APPROVAL = "AwaitingApproval"
     APPROVED = "Approved"
     PROPOSAL_STALE = "ProposalStale"

@@ -43,9 +43,17 @@ POLL_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_POLL_SECONDS", "5") or 5)
 STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") or 1800)
 KIND = "partitionreassignment"
 
-_api = KubernetesReassignments()
+_apis: dict[tuple[str, ...], KubernetesReassignments] = {}
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+
+def _api(memo: Any) -> KubernetesReassignments:
+    """The API port, scoped to the namespaces the operator serves."""
+    settings: OperatorSettings = memo.settings
+    namespaces = tuple(settings.namespaces)
+    with _locks_guard:
+        return _apis.setdefault(namespaces, KubernetesReassignments(namespaces))
 
 
 @contextmanager
@@ -93,7 +101,7 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     with _serialized(resource.uid):
         result = reassignments.reconcile(
             resource.ref,
-            _api,
+            _api(memo),
             lambda: pool.get(resource.cluster_name).store(),
             cluster=cluster,
             queue=entries,
@@ -150,7 +158,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
         with _serialized(resource.uid):
             result = reassignments.delete(
                 resource.ref,
-                _api,
+                _api(memo),
                 lambda: pool.get(resource.cluster_name).store(),
                 settings=_settings(),
                 now=datetime.now(UTC),

@@ -10,7 +10,7 @@ it back on every later reconcile, so what runs is exactly what was shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -74,10 +74,20 @@ class Proposal:
     fields: dict[str, Any]
 
 
-def make_proposal(request: ReassignmentRequest, cluster: ClusterView, now: datetime) -> Proposal:
-    """:raises InvalidSpec / NotSupported: the request cannot be planned on this cluster."""
+Planner = Callable[[ReassignmentRequest, ClusterView], ReassignmentPlan]
+
+
+def make_proposal(
+    request: ReassignmentRequest, cluster: ClusterView, now: datetime, *, planner: Planner | None = None
+) -> Proposal:
+    """Plan ``request`` (``planner`` for the computed modes; in-process engine by default).
+
+    :raises InvalidSpec / NotSupported: the request cannot be planned on this cluster.
+    """
     if request.mode is Mode.EXPLICIT:
         plan = plan_explicit(request.partitions, cluster, request.rack_policy)
+    elif planner is not None:
+        plan = planner(request, cluster)
     else:
         from kafka_zk_operator.domain.reassignment_computed import plan_computed  # numpy: load on demand
 

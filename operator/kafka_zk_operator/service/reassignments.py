@@ -39,6 +39,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
     refresh_requested,
     stop_requested,
 )
+from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
@@ -64,6 +65,7 @@ from kafka_zk_operator.domain.reassignment_status import (
 from kafka_zk_operator.domain.reassignment_throttles import CLEARED_FIELDS, record_fields, record_from_fields
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.service import reassignment_execution as execution
+from kafka_zk_operator.service import reassignment_offload as offload
 from kafka_zk_operator.service import reassignment_proposals as proposals
 from kafka_zk_operator.service.topics import Event
 
@@ -73,6 +75,8 @@ Key = tuple[str, int]
 
 class ReassignmentApi(proposals.PlanStorage, Protocol):
     def get(self, ref: Ref) -> dict[str, Any] | None: ...
+
+    def spark_jobs(self) -> SparkJobs | None: ...
 
     def list_all(self) -> list[dict[str, Any]]: ...
 
@@ -206,6 +210,9 @@ class _Run:
         except (errors.InvalidSpec, errors.NotSupported) as error:
             self.refuse(error)
             return
+        except offload.StillPlanning as planning:
+            self.decide(Phase.PENDING, Why.PLANNING, planning.message)
+            return
         proposal_id = str(self.status["proposal"]["id"])
         if stop_requested(self.resource):
             self.decide(Phase.STOPPED, Why.STOPPED, "Stopped before it started: nothing was moved.")
@@ -294,7 +301,10 @@ class _Run:
             return proposals.load_plan(self.api, self.view_resource())
         view = proposals.read_cluster(self.zk())
         proposals.refuse_if_empty_cluster(view)
-        made = proposals.make_proposal(request, view, self.now)
+        job_key = (self.resource.uid, str(self.resource.generation))
+        made = proposals.make_proposal(
+            request, view, self.now, planner=lambda r, c: offload.plan(self.api.spark_jobs(), r, c, job_key)
+        )
         self.set("proposal", made.fields)
         for key, value in proposals.store_plan(self.api, self.view_resource(), made).items():
             self.set(key, value)

@@ -133,10 +133,24 @@ def _proposal_id(resource: ReassignmentResource) -> str | None:
 
 
 class KubernetesReassignments:
-    """The API calls of the reassignment service, with the credentials kopf uses."""
+    """The API calls of the reassignment service, with the credentials kopf uses.
 
-    def __init__(self) -> None:
+    ``namespaces``: the namespaces the operator serves (empty: all). Lists stay inside them, so a
+    namespace-scoped installation (Roles, no ClusterRole) works.
+    """
+
+    def __init__(self, namespaces: Sequence[str] = ()) -> None:
+        self.namespaces = tuple(namespaces)
         self._client: client.ApiClient | None = None
+
+    def api_client(self) -> client.ApiClient:
+        return self._api()
+
+    def spark_jobs(self) -> Any:
+        """The Spark planning jobs' port (``adapters.k8s.spark_jobs.SparkJobs``) on this client."""
+        from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs  # it imports this module
+
+        return SparkJobs(self._api())
 
     def _api(self) -> client.ApiClient:
         if self._client is None:
@@ -171,13 +185,22 @@ class KubernetesReassignments:
         return body
 
     def list_all(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
         try:
-            listing = cast(
-                "dict[str, Any]", self._custom().list_cluster_custom_object(GROUP, VERSION, PLURAL)
-            )
+            if not self.namespaces:
+                listing = cast(
+                    "dict[str, Any]", self._custom().list_cluster_custom_object(GROUP, VERSION, PLURAL)
+                )
+                return list(listing.get("items") or [])
+            for namespace in self.namespaces:
+                listing = cast(
+                    "dict[str, Any]",
+                    self._custom().list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL),
+                )
+                items.extend(listing.get("items") or [])
         except ApiException as exc:
             raise self._failed("list partitionreassignments", exc) from exc
-        return list(listing.get("items") or [])
+        return items
 
     def patch_status(self, ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
         """Merge-patch ``status``; raises unless the API server accepted it (or the object is gone)."""
