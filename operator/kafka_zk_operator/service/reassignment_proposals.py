@@ -105,6 +105,7 @@ def make_proposal(
             "maxMovesPerBroker": request.batch.max_moves_per_broker,
         },
         "notes": list(plan.notes) or None,
+        "warnings": list(plan.warnings) or None,
     }
     return Proposal(id=ident, plan=plan, limits=request.batch, fields=fields)
 

@@ -165,6 +165,7 @@ class _Run:
 
     # ------------------------------------------------------------------ entry
     def reconcile(self, queue: Sequence[QueueRank], cluster: str, cluster_of: ClusterOf) -> None:
+        self.warnings = list((self.status.get("proposal") or {}).get("warnings") or [])
         phase = self.status.get("phase") or Phase.PENDING.value
         started = is_started(self.status)
         if phase in {p.value for p in TERMINAL}:

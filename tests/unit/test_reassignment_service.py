@@ -1,0 +1,360 @@
+"""The level-based reconcile of ``service.reassignments`` against in-memory stand-ins.
+
+``FakeZk`` holds topic assignments, configs and the admin znodes the way ZooKeeper would, and
+``finish_reassignment`` plays Kafka's controller; ``FakeApi`` is the API server (status merge
+patches, annotations, a journal of every call). Every reconcile starts from the stored body only,
+as after an operator restart, so these tests also check that nothing is carried in memory. The
+real-cluster behaviour is covered end to end in ``tests/e2e/test_partitionreassignment.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, cast
+
+import pytest
+
+from kafka_zk_operator.adapters.zk import znodes_admin
+from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
+from kafka_zk_operator.service import reassignments
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+RATE = "leader.replication.throttled.rate"
+FRATE = "follower.replication.throttled.rate"
+LEADERS = "leader.replication.throttled.replicas"
+FOLLOWERS = "follower.replication.throttled.replicas"
+
+
+class FakeZk:
+    def __init__(self, journal: list[str]) -> None:
+        self.journal = journal
+        self.brokers = {1: "a", 2: "b", 3: "c"}
+        self.topics: dict[str, dict[int, tuple[int, ...]]] = {}
+        self.adding: dict[str, dict[int, tuple[int, ...]]] = {}
+        self.configs: dict[tuple[str, str], dict[str, str]] = {}
+        self.reassign: list[znodes_admin.PartitionReassignment] | None = None
+        self.elections: list[list[znodes_admin.TopicPartition]] = []
+        self.leaders: dict[tuple[str, int], int] = {}
+        self.writes = 0
+
+    # reads
+    def live_brokers(self) -> list[Broker]:
+        return [Broker(b, r) for b, r in sorted(self.brokers.items())]
+
+    def broker_ids(self) -> list[int]:
+        return sorted(self.brokers)
+
+    def topic_names(self) -> list[str]:
+        return sorted(self.topics)
+
+    def topics_marked_for_deletion(self) -> list[str]:
+        return []
+
+    def read_assignment(self, topic: str) -> Versioned[TopicAssignment] | None:
+        if topic not in self.topics:
+            return None
+        adding = self.adding.get(topic, {})
+        return Versioned(
+            TopicAssignment(
+                partitions=dict(self.topics[topic]), adding_replicas=MappingProxyType(dict(adding))
+            ),
+            1,
+        )
+
+    def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, PartitionState]:
+        states = {}
+        for p in partitions:
+            replicas = self.topics.get(topic, {}).get(p)
+            if replicas is not None:
+                leader = self.leaders.setdefault((topic, p), replicas[0])
+                states[p] = PartitionState(leader=leader, isr=replicas, leader_epoch=1, controller_epoch=1)
+        return states
+
+    def pending_reassignment(self) -> Versioned[list[znodes_admin.PartitionReassignment]] | None:
+        return None if self.reassign is None else Versioned(list(self.reassign), 0)
+
+    def read_entity_config(self, entity_type: str, name: str) -> Versioned[dict[str, str]] | None:
+        found = self.configs.get((entity_type, name))
+        return None if found is None else Versioned(dict(found), 0)
+
+    def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
+        return self.read_entity_config("topics", topic)
+
+    def preferred_election_pending(self) -> bool:
+        return False
+
+    # writes
+    def update_entity_config(
+        self, entity_type: str, name: str, change: Callable[[dict[str, str]], dict[str, str]]
+    ) -> bool:
+        before = dict(self.configs.get((entity_type, name), {}))
+        after = change(dict(before))
+        if after == before:
+            return False
+        self.configs[(entity_type, name)] = after
+        self.journal.append(f"zk config {entity_type}/{name}")
+        self.writes += 1
+        return True
+
+    def create_reassignment(self, entries: Sequence[znodes_admin.PartitionReassignment]) -> None:
+        if self.reassign is not None:
+            raise errors.ReassignmentInProgress("exists")
+        self.reassign = list(entries)
+        for entry in entries:
+            current = self.topics[entry.topic][entry.partition]
+            self.adding.setdefault(entry.topic, {})[entry.partition] = tuple(
+                b for b in entry.replicas if b not in current
+            )
+            self.topics[entry.topic][entry.partition] = (
+                *entry.replicas,
+                *(b for b in current if b not in entry.replicas),
+            )
+        self.journal.append("zk reassign " + ",".join(f"{e.topic}-{e.partition}" for e in entries))
+        self.writes += 1
+
+    def create_preferred_election(self, partitions: Sequence[znodes_admin.TopicPartition]) -> bool:
+        self.elections.append(list(partitions))
+        self.writes += 1
+        return True
+
+    # the controller
+    def finish_reassignment(self) -> None:
+        assert self.reassign is not None
+        for entry in self.reassign:
+            self.topics[entry.topic][entry.partition] = tuple(entry.replicas)
+            leader = self.leaders.get((entry.topic, entry.partition))
+            if leader not in entry.replicas:  # Kafka keeps a leader that stays, else the first live one
+                self.leaders[(entry.topic, entry.partition)] = entry.replicas[0]
+            self.adding.get(entry.topic, {}).pop(entry.partition, None)
+        self.reassign = None
+
+
+class FakeApi:
+    def __init__(self, body: dict[str, Any], journal: list[str]) -> None:
+        self.body = body
+        self.journal = journal
+
+    def get(self, ref: tuple[str, str]) -> dict[str, Any] | None:
+        return copy.deepcopy(self.body)
+
+    def list_all(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(self.body)]
+
+    def patch_status(self, ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
+        status = self.body.setdefault("status", {})
+        for key, value in fields.items():
+            if value is None:
+                status.pop(key, None)
+            elif isinstance(value, dict) and isinstance(status.get(key), dict):
+                merged = {**status[key], **value}
+                status[key] = {k: v for k, v in merged.items() if v is not None}
+            else:
+                status[key] = value
+        self.journal.append("api status " + ",".join(sorted(fields)))
+
+    def patch_annotations(self, ref: tuple[str, str], annotations: Mapping[str, str | None]) -> None:
+        current = self.body["metadata"].setdefault("annotations", {})
+        for key, value in annotations.items():
+            if value is None:
+                current.pop(key, None)
+            else:
+                current[key] = value
+
+    def spark_jobs(self) -> None:
+        return None
+
+    def write_plan(self, owner: Any, proposal_id: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        raise AssertionError("small plans stay in the status")
+
+    def read_plan(self, namespace: str, names: Sequence[str], proposal_id: str) -> list[dict[str, Any]]:
+        raise AssertionError("small plans stay in the status")
+
+    def delete_configmaps(self, namespace: str, names: Sequence[str]) -> None:
+        pass
+
+
+def body(**spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "namespace": "ns",
+            "name": "r",
+            "uid": "u1",
+            "generation": 1,
+            "creationTimestamp": "2025-01-01T00:00:00Z",
+        },
+        "spec": {"mode": "Explicit", **spec},
+    }
+
+
+@pytest.fixture
+def journal() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def zk(journal: list[str]) -> FakeZk:
+    fake = FakeZk(journal)
+    fake.topics["t"] = {0: (1, 2), 1: (1, 2), 2: (2, 1)}
+    fake.configs[("brokers", "1")] = {RATE: "777"}
+    fake.configs[("topics", "t")] = {LEADERS: "9:9", "retention.ms": "1"}
+    return fake
+
+
+def step(api: FakeApi, zk: FakeZk, queue: Sequence[Any] = ()) -> reassignments.Result:
+    return reassignments.reconcile(
+        ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), cluster="c", queue=queue,
+        cluster_of=lambda b: "c", settings=reassignments.Settings(), now=NOW,
+    )  # fmt: skip
+
+
+MOVES = [{"topic": "t", "partition": p, "replicas": [3, 1]} for p in range(3)]
+
+
+def test_batches_run_one_at_a_time_throttled_then_everything_is_restored(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    api = FakeApi(body(partitions=MOVES, throttle=100, batch={"maxPartitions": 2}), journal)
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "Running" and status["progress"]["batchesTotal"] == 2
+    assert zk.reassign is not None and [e.partition for e in zk.reassign] == [0, 1]
+    assert zk.configs[("topics", "t")][LEADERS] == "9:9,0:1,0:2,1:1,1:2"
+    assert zk.configs[("topics", "t")][FOLLOWERS] == "0:3,1:3"
+    assert zk.configs[("brokers", "3")] == {RATE: "100", FRATE: "100"}
+    assert [e.reason for e in result.events] == [
+        "ProposalReady",
+        "Started",
+        "ThrottleApplied",
+        "BatchStarted",
+    ]
+    # The throttle record reached the status before the first config write (write-ahead).
+    assert journal.index("api status throttle") < journal.index("zk config brokers/1")
+
+    step(api, zk)  # nothing changed: in flight, no new write
+    assert zk.writes == 4 + 1  # three brokers + one topic + the znode
+    zk.finish_reassignment()
+    result = step(api, zk)
+    assert [e.partition for e in zk.reassign or []] == [2], "batch 2 runs, batch 1 is never re-submitted"
+    assert zk.configs[("topics", "t")][LEADERS] == "9:9,2:1,2:2", "batch 1 entries removed, batch 2 added"
+    assert "BatchCompleted" in [e.reason for e in result.events]
+    assert zk.elections and {tp.partition for tp in zk.elections[0]} == {0, 1}, "leader 1 stays: elect 3"
+
+    zk.finish_reassignment()
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "Completed" and status["progressText"] == "3/3"
+    assert zk.topics["t"] == {0: (3, 1), 1: (3, 1), 2: (3, 1)}
+    assert zk.configs[("brokers", "1")] == {RATE: "777"}, "the previous rate is back"
+    assert zk.configs[("brokers", "3")] == {} and zk.configs[("brokers", "2")] == {}
+    assert zk.configs[("topics", "t")] == {LEADERS: "9:9", "retention.ms": "1"}
+    assert status["throttle"]["applied"] is False and "previousRates" not in status["throttle"]
+    assert result.replicas_moved == 1
+
+
+def test_a_crash_after_the_write_ahead_reapplies_the_recorded_throttle_not_a_fresh_reading(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    api = FakeApi(body(partitions=MOVES[:1], throttle=100), journal)
+    step(api, zk)
+    status = api.body["status"]
+    # Simulate the crash: ZooKeeper keeps the operator's throttle, the status only the write-ahead
+    # (applied: false) and the batch not yet submitted.
+    zk.reassign = None
+    zk.topics["t"][0] = (1, 2)
+    zk.adding.clear()
+    status["throttle"]["applied"] = False
+    status["progress"]["batchStartedAt"] = None
+    step(api, zk)
+    assert api.body["status"]["throttle"]["previousRates"][0] == {"broker": 1, "leaderRate": "777"}
+    zk.finish_reassignment()
+    step(api, zk)
+    assert zk.configs[("brokers", "1")] == {RATE: "777"}, "restored from the record, not from our own value"
+
+
+def test_manual_approval_writes_nothing_until_approved(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES[:1], approval="Manual", throttle=100), journal)
+    step(api, zk)
+    step(api, zk)
+    assert api.body["status"]["phase"] == "ProposalReady" and zk.writes == 0
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/approve": "true"}
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Running" and zk.reassign is not None
+
+
+def test_queued_behind_an_earlier_reassignment_writes_nothing(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    step(api, zk, queue=[(0, "2024-12-31T00:00:00Z", "other", "ns/first")])
+    status = api.body["status"]
+    assert status["phase"] == "Queued" and "ns/first" in status["message"] and zk.writes == 0
+
+
+def test_a_foreign_znode_is_waited_for(zk: FakeZk, journal: list[str]) -> None:
+    zk.reassign = [znodes_admin.PartitionReassignment("other", 0, (1,))]
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Queued"
+    assert api.body["status"]["conditions"][0]["reason"] == "WaitingForExternalReassignment"
+    assert zk.writes == 0
+
+
+def test_invalid_input_fails_and_writes_nothing(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(
+        body(partitions=[{"topic": "t", "partition": 0, "replicas": [1, 9]}], throttle=100), journal
+    )
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "Failed" and status["conditions"][0]["reason"] == "InvalidSpec"
+    assert zk.writes == 0 and [e.reason for e in result.events] == ["Refused"]
+    step(api, zk)
+    assert [e.reason for e in step(api, zk).events] == [], "refused once, not at every poll"
+
+
+def test_stop_waits_for_the_batch_in_flight(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES, throttle=100, batch={"maxPartitions": 1}), journal)
+    step(api, zk)
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/stop": "true"}
+    step(api, zk)
+    assert (
+        api.body["status"]["phase"] == "Running"
+        and api.body["status"]["conditions"][0]["reason"] == "Stopping"
+    )
+    zk.finish_reassignment()
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Stopped" and zk.reassign is None
+    assert zk.topics["t"] == {0: (3, 1), 1: (1, 2), 2: (2, 1)}
+    assert zk.configs[("brokers", "3")] == {}
+
+
+def test_deleting_waits_for_the_batch_then_removes_throttles(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES[:1], throttle=100), journal)
+    step(api, zk)
+    api.body["metadata"]["deletionTimestamp"] = "2025-06-01T12:00:00Z"
+    delete = lambda: reassignments.delete(  # noqa: E731
+        ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), settings=reassignments.Settings(), now=NOW
+    )
+    assert delete().done is False
+    zk.finish_reassignment()
+    assert delete().done is True
+    assert zk.configs[("brokers", "1")] == {RATE: "777"} and zk.configs[("brokers", "3")] == {}
+
+
+def test_rack_warnings_stay_in_the_status_for_the_whole_run(zk: FakeZk, journal: list[str]) -> None:
+    zk.brokers = {1: "a", 2: "b", 3: "a"}
+    api = FakeApi(body(partitions=MOVES[:1], rackPolicy="Warn"), journal)
+    for _ in range(2):
+        step(api, zk)
+        kinds = {c["type"]: c for c in api.body["status"]["conditions"]}
+        assert kinds["Warning"]["status"] == "True" and "span 1 rack(s)" in kinds["Warning"]["message"]
+    assert api.body["status"]["proposal"]["warnings"]
+
+
+def test_rack_enforce_policy_refuses_the_same_request(zk: FakeZk, journal: list[str]) -> None:
+    zk.brokers = {1: "a", 2: "b", 3: "a"}
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Failed" and zk.writes == 0
