@@ -418,6 +418,8 @@ class _Run:
                 continue
             self.set_progress(partitionsDone=done_before + len(state.done))
             if observation.owner is ZnodeOwner.OURS or state.in_flight:
+                if not progress.get("batchStartedAt"):  # submitted just before a crash
+                    self.set_progress(batchStartedAt=timestamp(self.now))
                 self.adjust_throttle(current, batch)
                 self.report_in_flight(current, total, state, stop)
                 return
