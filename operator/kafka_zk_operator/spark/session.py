@@ -20,8 +20,6 @@ SQL_SETTINGS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    # Python workers: PySpark's pandas >= 3 notice is noise for this Arrow-only job.
-    "spark.executorEnv.PYTHONWARNINGS": "ignore:PySpark does not yet fully support pandas:FutureWarning",
 }
 
 
