@@ -37,6 +37,7 @@ TRANSIENT = {
     "ReassignmentInProgress",
     "TopicBeingDeleted",
     "ReplicationFactorChanging",
+    "PlanJobFailed",
 }
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 

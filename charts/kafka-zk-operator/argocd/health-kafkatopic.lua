@@ -11,7 +11,7 @@
 --   Progressing  no status yet, observedGeneration missing or behind metadata.generation,
 --                no Ready condition, Ready=Unknown, Ready=False with a transient reason
 --                (ClusterUnavailable, ZooKeeperError, ReassignmentInProgress, TopicBeingDeleted,
---                ReplicationFactorChanging),
+--                ReplicationFactorChanging, PlanJobFailed),
 --                or the resource is being deleted
 local TRANSIENT_REASONS = {
   ClusterUnavailable = true,
@@ -19,6 +19,7 @@ local TRANSIENT_REASONS = {
   ReassignmentInProgress = true,
   TopicBeingDeleted = true,
   ReplicationFactorChanging = true,
+  PlanJobFailed = true,
 }
 
 local function find_condition(status, kind)

@@ -44,6 +44,7 @@ class Reason(enum.StrEnum):
     ZOOKEEPER_ERROR = "ZooKeeperError"
     TOPIC_DELETED_IN_KAFKA = "TopicDeletedInKafka"
     REPLICATION_FACTOR_CHANGING = "ReplicationFactorChanging"
+    PLAN_JOB_FAILED = "PlanJobFailed"
     INTERNAL_ERROR = "InternalError"
 
 

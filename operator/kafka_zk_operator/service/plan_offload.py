@@ -43,6 +43,7 @@ SETTINGS_KEY = "settings.json"
 class OffloadFailed(errors.KzoError):
     """The Spark job ended without a result; the message says how (re-submit to retry)."""
 
+    reason = errors.Reason.PLAN_JOB_FAILED
     retryable = True
 
 
