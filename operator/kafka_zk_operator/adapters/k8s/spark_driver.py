@@ -6,7 +6,7 @@ It reads the job's input chunks (snapshot + request, ``adapters.k8s.spark_submit
 ``kafka_zk_operator.spark.job.run_plan`` on spark-submit's session, and writes the plan result
 document (``domain.plan_document``) as the job's result chunks. An input the planner refuses
 gives an error document instead (so the operator reports why), and exit code 0: the job did
-its work. Anything else (API unreachable, Spark failure) exits non-zero, which fails the Job.
+its work. A rerun first deletes the job's earlier result chunks. Anything else (API unreachable, Spark failure) exits non-zero, which fails the Job.
 
 The same program runs outside Kubernetes for tests: ``python -m
 kafka_zk_operator.adapters.k8s.spark_driver --namespace NS --job NAME --master local[2]
@@ -51,18 +51,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw = spark_submit.first_chunk_data(chunks).get(spark_submit.REQUEST_KEY)
         if raw is None:
             raise errors.InvalidSpec(f"the input of {args.job} has no {spark_submit.REQUEST_KEY}")
-        request = plan_document.request_from_dict(json.loads(raw))
+        try:
+            request = plan_document.request_from_dict(json.loads(raw))
+        except ValueError as exc:
+            raise errors.InvalidSpec(f"the request of {args.job} is not JSON: {exc}") from None
         cluster = job.load_snapshot(snapshot, allow_mixed_rf=True)
         plan = job.run_plan(lambda: job.session_for(args.master), cluster, request)
         document = plan_document.plan_document(plan, request=request, input_sha256=sha)
         summary = f"{plan.report.moves} moves (M_LB {plan.report.m_lb})"
-    except (errors.InvalidSpec, ValueError) as exc:
+    except (errors.InvalidSpec, errors.NotSupported) as exc:  # the planner refuses the input
         document = plan_document.error_document(str(exc), input_sha256=sha)
         summary = f"refused: {exc}"
     payload = plan_document.dump(document)
     results = spark_submit.chunk_configmaps(
         args.job, args.namespace, spark_submit.RESULT, payload, chunk_bytes=args.chunk_bytes
     )
+    # A rerun may write fewer chunks: old ones must not mix with the new payload.
+    jobs.delete_configmaps(args.namespace, spark_submit.selector(args.job, spark_submit.RESULT))
     for body in results:
         jobs.put_configmap(body)
     print(f"{args.job}: {summary}; {time.perf_counter() - started:.1f} s", file=sys.stderr)

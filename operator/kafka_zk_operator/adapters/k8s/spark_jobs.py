@@ -107,13 +107,18 @@ class SparkJobs:
                 raise KubernetesApiError(
                     f"deleting Job {namespace}/{name} failed: {exc.status} {exc.reason}"
                 ) from exc
-        for item in self.select_configmaps(namespace, selector(name)):
+        self.delete_configmaps(namespace, selector(name))
+
+    def delete_configmaps(self, namespace: str, label_selector: str) -> None:
+        """Delete the ConfigMaps the selector matches (one by one: no ``deletecollection`` needed)."""
+        for item in self.select_configmaps(namespace, label_selector):
             try:
                 self.core.delete_namespaced_config_map(item["metadata"]["name"], namespace)
             except ApiException as exc:
                 if exc.status != 404:
                     raise KubernetesApiError(
-                        f"deleting ConfigMaps of {name} failed: {exc.status} {exc.reason}"
+                        f"deleting ConfigMap {namespace}/{item['metadata']['name']} failed: "
+                        f"{exc.status} {exc.reason}"
                     ) from exc
 
 
