@@ -244,7 +244,9 @@ class _Selector:
         n_bins = np.maximum(hi - lo, 1)
         window = np.minimum(n_bins, _BIN_WINDOW)
         e_m, offset = edges_by_range(np.zeros(len(movers), dtype=np.int64), window)
-        start = np.arange(len(movers)) % n_bins
+        # index within the mover's own segment (group-local), so each group's moves depend on that
+        # group alone: the contract the Spark job relies on (plan() == per-group execution)
+        start = segment_positions(self.seg[movers]) % n_bins
         e_bin = lo[e_m] + (start[e_m] + offset) % n_bins[e_m]
         got = fill_bins(
             st,
