@@ -22,6 +22,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.stack import BrokerInfo, LocalStack, StackSpec
+from tests.e2e.kafka_client import KafkaView
 
 MAIN_KAFKA_VERSION = os.environ.get("KZO_TEST_KAFKA_VERSION", artifacts.DEFAULT_KAFKA_VERSION)
 
@@ -114,6 +115,16 @@ def kafka_cluster_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     finally:
         for stack in started.values():
             stack.down()
+
+
+@pytest.fixture(scope="module")
+def kafka(kafka_cluster: KafkaCluster) -> Iterator[KafkaView]:
+    """Kafka's own view (a Kafka client) of the module's cluster; a module may override kafka_cluster."""
+    view = KafkaView(kafka_cluster.bootstrap_servers)
+    try:
+        yield view
+    finally:
+        view.close()
 
 
 @pytest.fixture

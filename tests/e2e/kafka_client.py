@@ -26,6 +26,7 @@ class KafkaView:
         described = self.admin.describe_topics([topic])[0]
         if described.get("error_code", 0) != 0 or not described.get("partitions"):
             return None
+
         def field(p: dict[str, Any], *names: str) -> Any:
             return next(p[n] for n in names if n in p)
 

@@ -22,11 +22,9 @@ import random
 import re
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from kafka.admin import ConfigResource, ConfigResourceType
 from kazoo.client import KazooClient
@@ -43,15 +41,6 @@ from tests.integration.helpers import wait_for
 
 RESYNC_SECONDS = 5  # KZO_RESYNC_SECONDS of the operator fixture (checked below)
 WRITING_EVENTS = {"TopicCreated", "ConfigChanged", "PartitionsAdded", "TopicDeletionRequested"}
-
-
-@pytest.fixture(scope="module")
-def kafka(kafka_cluster: KafkaCluster) -> Iterator[KafkaView]:
-    view = KafkaView(kafka_cluster.bootstrap_servers)
-    try:
-        yield view
-    finally:
-        view.close()
 
 
 def zookeeper_writes(operator: OperatorProcess) -> float:

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import OperatorProcess, Resources, kafkatopic, wait_gone
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
-
-
-@pytest.fixture(scope="module")
-def kafka(kafka_cluster: KafkaCluster) -> Iterator[KafkaView]:
-    view = KafkaView(kafka_cluster.bootstrap_servers)
-    try:
-        yield view
-    finally:
-        view.close()
 
 
 def _racks(cluster: KafkaCluster) -> dict[int, str | None]:

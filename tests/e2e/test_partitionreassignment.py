@@ -104,15 +104,6 @@ def operator(
         process.stop()
 
 
-@pytest.fixture(scope="module")
-def kafka(kafka_cluster: KafkaCluster) -> Iterator[KafkaView]:
-    view = KafkaView(kafka_cluster.bootstrap_servers)
-    try:
-        yield view
-    finally:
-        view.close()
-
-
 @pytest.fixture
 def probe(kafka_cluster: KafkaCluster) -> Iterator[ZkProbe]:
     with kafka_cluster.zk_session() as session:

@@ -57,15 +57,6 @@ def kzo(*args: str, stderr: Any = subprocess.PIPE) -> subprocess.CompletedProces
 
 
 @pytest.fixture(scope="module")
-def kafka(kafka_cluster: KafkaCluster) -> Iterator[KafkaView]:
-    view = KafkaView(kafka_cluster.bootstrap_servers)
-    try:
-        yield view
-    finally:
-        view.close()
-
-
-@pytest.fixture(scope="module")
 def topics(kafka: KafkaView, kafka_cluster: KafkaCluster) -> dict[str, dict[int, dict[str, Any]]]:
     """Three topics made with Kafka's Admin API (one with a name Kubernetes would not accept), and
     ``__consumer_offsets`` (created by Kafka when a consumer group first looks up its coordinator).
