@@ -35,15 +35,19 @@ class KafkaTopicResource:
     deletion_policy: str
     mode: ReconcileMode
     spec: Mapping[str, Any]
+    #: A reconcile succeeded once (status.appliedConfig present): it owns its Kafka topic.
+    reconciled: bool = False
 
     @property
     def ref(self) -> tuple[str, str]:
         return self.namespace, self.name
 
     @property
-    def seniority(self) -> tuple[str, str]:
-        """Older resources win a name conflict; the uid breaks ties deterministically."""
-        return self.created, self.uid
+    def seniority(self) -> tuple[int, str, str]:
+        """Who wins a name conflict (lowest first): a resource that already manages the topic,
+        then the oldest (creationTimestamp has one-second resolution, so GitOps tools applying many
+        manifests at once create ties), then the uid, so the choice is deterministic and stable."""
+        return (0 if self.reconciled else 1), self.created, self.uid
 
 
 def _true(value: object) -> bool:
@@ -75,6 +79,7 @@ def parse_resource(body: Mapping[str, Any]) -> KafkaTopicResource:
         deletion_policy=str(spec.get("deletionPolicy") or "Delete"),
         mode=mode,
         spec=spec,
+        reconciled=isinstance((body.get("status") or {}).get("appliedConfig"), list),
     )
 
 

@@ -1,0 +1,46 @@
+"""KafkaTopic bodies → domain values, and who wins a conflict for one Kafka topic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_zk_operator.adapters.k8s.kafkatopic import parse_resource
+
+
+def _body(name: str, uid: str, created: str, *, reconciled: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": uid,
+            "creationTimestamp": created,
+            "generation": 1,
+        },
+        "spec": {"topicName": "orders", "partitions": 1, "replicationFactor": 1},
+    }
+    if reconciled:
+        body["status"] = {"appliedConfig": []}
+    return body
+
+
+def test_the_resource_that_already_manages_the_topic_wins_a_same_second_tie() -> None:
+    owner = parse_resource(_body("first", "ffff", "2026-01-01T00:00:00Z", reconciled=True))
+    newcomer = parse_resource(_body("second", "0000", "2026-01-01T00:00:00Z"))
+    assert min([newcomer, owner], key=lambda r: r.seniority) is owner
+
+
+def test_between_unreconciled_resources_the_older_then_the_uid_wins() -> None:
+    older = parse_resource(_body("a", "ffff", "2026-01-01T00:00:00Z"))
+    younger = parse_resource(_body("b", "0000", "2026-01-01T00:00:01Z"))
+    assert min([younger, older], key=lambda r: r.seniority) is older
+    tie_a = parse_resource(_body("a", "0001", "2026-01-01T00:00:00Z"))
+    tie_b = parse_resource(_body("b", "0002", "2026-01-01T00:00:00Z"))
+    assert min([tie_b, tie_a], key=lambda r: r.seniority) is tie_a
+
+
+def test_paused_and_unmanaged_annotations_are_read() -> None:
+    body = _body("x", "1", "2026-01-01T00:00:00Z")
+    body["metadata"]["annotations"] = {"kafka.zk-operator.io/managed": "false"}
+    assert parse_resource(body).mode.value == "Unmanaged"
+    body["metadata"]["annotations"] = {"kafka.zk-operator.io/paused": "true"}
+    assert parse_resource(body).mode.value == "Paused"
