@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from kafka_zk_operator.devstack import demo
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import wait_for
@@ -34,22 +34,7 @@ def api_client(kafka_cluster: KafkaCluster) -> client.ApiClient:
 
 @pytest.fixture(scope="session")
 def crds(api_client: client.ApiClient) -> None:
-    ext = client.ApiextensionsV1Api(api_client)
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        body = yaml.safe_load(path.read_text())
-        try:
-            ext.create_custom_resource_definition(body)
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        name = yaml.safe_load(path.read_text())["metadata"]["name"]
-
-        def established(name: str = name) -> bool:
-            crd = ext.read_custom_resource_definition(name)
-            return any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
-
-        wait_for(established, what=f"CRD {name} to be established")
+    demo.install_crds(api_client, ROOT / "crds")
 
 
 @pytest.fixture(scope="session")

@@ -20,11 +20,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 from kazoo.recipe.watchers import DataWatch
 from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
 
+from kafka_zk_operator.devstack import demo
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
 from tests.e2e.conftest import ROOT, OperatorProcess, Resources, wait_gone
@@ -71,20 +70,7 @@ def api_client(kafka_cluster: KafkaCluster) -> client.ApiClient:
 
 @pytest.fixture(scope="module")
 def crds(api_client: client.ApiClient) -> None:
-    ext = client.ApiextensionsV1Api(api_client)
-    for path in sorted((ROOT / "crds").glob("*.yaml")):
-        body = yaml.safe_load(path.read_text())
-        try:
-            ext.create_custom_resource_definition(body)
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-
-        def established(name: str = body["metadata"]["name"]) -> bool:
-            crd = ext.read_custom_resource_definition(name)
-            return any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
-
-        wait_for(established, what=f"CRD {body['metadata']['name']}")
+    demo.install_crds(api_client, ROOT / "crds")
 
 
 @pytest.fixture(scope="module")
