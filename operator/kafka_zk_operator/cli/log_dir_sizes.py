@@ -9,13 +9,12 @@ Plaintext listeners only; the Admin client needs DESCRIBE on the cluster.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_zk_operator.cli.errors import CliError
+from kafka_zk_operator.cli.zk_reading import quiet_logger
 
 PartitionKey = tuple[str, int]
 
@@ -37,20 +36,6 @@ def sizes_from_log_dirs(responses: Iterable[Mapping[str, Any]]) -> dict[Partitio
     return sizes
 
 
-@contextlib.contextmanager
-def _quiet_kafka() -> Iterator[None]:
-    logger = logging.getLogger("kafka")
-    handler = logging.NullHandler()
-    saved = logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = saved
-
-
 def fetch_sizes(bootstrap: str, timeout_s: float = 30.0) -> dict[PartitionKey, int]:
     """Ask every broker reachable through ``bootstrap`` for its replicas' sizes.
 
@@ -63,7 +48,7 @@ def fetch_sizes(bootstrap: str, timeout_s: float = 30.0) -> dict[PartitionKey, i
         raise CliError(
             "--sizes-from-bootstrap needs the kafka-python package (pip install 'kafka-python>=2.2')"
         ) from exc
-    with _quiet_kafka():
+    with quiet_logger("kafka"):
         try:
             admin = kafka_admin.KafkaAdminClient(
                 bootstrap_servers=bootstrap,

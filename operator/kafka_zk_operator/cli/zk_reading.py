@@ -107,9 +107,10 @@ def zookeeper_of(args: argparse.Namespace) -> str:
 
 
 @contextlib.contextmanager
-def _quiet_kazoo() -> Iterator[None]:
-    """Keep kazoo's connection chatter ("Connection dropped ...") off the user's terminal."""
-    logger = logging.getLogger("kazoo")
+def quiet_logger(name: str) -> Iterator[None]:
+    """Keep a library's chatter (kazoo's "Connection dropped ...", kafka-python's retries) off the
+    user's terminal while the block runs."""
+    logger = logging.getLogger(name)
     handler = logging.NullHandler()
     saved = logger.propagate
     logger.addHandler(handler)
@@ -129,7 +130,7 @@ def read_only_store(connect: str, timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) 
         chroot.
     """
     settings = session.ZkConnectionSettings(connect=connect, connection_timeout_s=timeout_s, read_only=True)
-    with _quiet_kazoo():
+    with quiet_logger("kazoo"):
         try:
             with warnings.catch_warnings():
                 # kazoo warns when the chroot is missing; /brokers/ids is checked below instead.
