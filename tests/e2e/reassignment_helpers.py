@@ -16,6 +16,7 @@ from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from kazoo.retry import KazooRetry
 
 from tests.e2e.conftest import GROUP, VERSION, Resources
 from tests.e2e.kafka_client import KafkaView
@@ -37,14 +38,20 @@ def reassignment(name: str, **spec: Any) -> dict[str, Any]:
 
 
 class ZkProbe:
-    """Read-only views of the znodes the tests assert on."""
+    """Read-only views of the znodes the tests assert on.
+
+    Reads are retried through connection losses and session expiry (for up to a minute): the
+    outage test stops ZooKeeper long enough to expire this probe's own session too, and kazoo
+    answers requests made before its new session is up with ``SessionExpiredError``.
+    """
 
     def __init__(self, client: KazooClient) -> None:
         self.client = client
 
     def _json(self, path: str) -> dict[str, Any] | None:
+        retry = KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=60, ignore_expire=True)
         try:
-            data, _ = self.client.get(path)
+            data, _ = retry(self.client.get, path)
         except NoNodeError:
             return None
         loaded: dict[str, Any] = json.loads(data)
