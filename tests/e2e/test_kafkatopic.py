@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import OperatorProcess, Resources, kafkatopic, wait_gone
 from tests.e2e.kafka_client import KafkaView
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import alter_topic_config, wait_for
 
 
 def _racks(cluster: KafkaCluster) -> dict[int, str | None]:
@@ -162,13 +162,10 @@ def test_paused_and_unmanaged_resources_write_nothing(
 def test_out_of_band_config_change_is_reverted(
     topics: Resources, namespace: str, kafka: KafkaView, kafka_cluster: KafkaCluster, unique_topic: str
 ) -> None:
-    from kafka.admin import ConfigResource, ConfigResourceType
 
     topics.create(namespace, kafkatopic(unique_topic, partitions=1, rf=1, config={"retention.ms": "3600000"}))
     topics.wait_ready(namespace, unique_topic)
-    kafka.admin.alter_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, unique_topic, configs={"retention.ms": "1000"})]
-    )
+    alter_topic_config(kafka.admin, unique_topic, {"retention.ms": "1000"})
     wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "1000", what="the out-of-band change")
     wait_for(
         lambda: kafka.configs(unique_topic).get("retention.ms") == "3600000",

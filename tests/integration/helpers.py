@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -21,3 +21,34 @@ def wait_for(
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last value: {last!r})")
+
+
+def alter_topic_config(admin: Any, topic: str, configs: dict[str, Any], *, timeout: float = 30.0) -> None:
+    """Alter a topic's config through Kafka's Admin API, retrying until the broker answers OK.
+
+    kafka-python 3 validates keys against a DescribeConfigs answer from a random broker first, which
+    is empty on a broker that has not learned of a just-created topic ("Unrecognized configs"); the
+    broker's own validation is what counts, so that pre-check is off and the answer is checked here.
+    """
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    def attempt() -> str | None:
+        try:
+            answer = admin.alter_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict(configs))],
+                raise_on_unknown=False,
+            )
+        except Exception as exc:  # e.g. no broker knows the topic yet: retried until the timeout
+            errors.append(repr(exc))
+            return None
+        result = answer.get("topic", {}).get(topic)
+        if result != "OK":
+            errors.append(str(result))
+            return None
+        return result
+
+    errors: list[str] = []
+    try:
+        wait_for(attempt, timeout=timeout, interval=0.5, what=f"Kafka to accept the config change of {topic}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last answer: {errors[-1] if errors else None}") from None

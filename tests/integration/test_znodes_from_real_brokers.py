@@ -27,6 +27,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes
 from kafka_zk_operator.domain import model
+from tests.integration.helpers import alter_topic_config
 
 pytestmark = pytest.mark.integration
 
@@ -251,9 +252,7 @@ def test_topic_config_change_writes_full_config_and_a_v2_notification(
     _wait_for_states(zk, unique_topic, 1)
     last = _last_sequence(zk)
 
-    admin.alter_configs(
-        [ConfigResource(ConfigResourceType.TOPIC, unique_topic, configs={"max.message.bytes": "2000000"})]
-    )
+    alter_topic_config(admin, unique_topic, {"max.message.bytes": "2000000"})
     notification, data = _notification_for(zk, f"topics/{unique_topic}", last)
     assert notification.version == znodes.CONFIG_CHANGE_V2
     assert notification.entity_type is znodes.ConfigEntityType.TOPICS
