@@ -222,6 +222,43 @@ def test_remove_brokers_drains_them_completely_with_exactly_m_lb_moves(
         kafka_cluster.stack.stop_broker(broker)
 
 
+def test_rebalance_evens_out_a_skewed_topic_with_exactly_m_lb_moves_and_elects_the_new_leaders(
+    kprs: Resources, namespace: str, probe: ZkProbe, kafka: KafkaView, kafka_cluster: KafkaCluster
+) -> None:
+    """Brokers 1-3 hold the balanced topics; a new topic sits on brokers 1 and 2 only."""
+    skewed = {p: [1, 2] if p % 2 == 0 else [2, 1] for p in range(6)}
+    create_topic(kafka, "skewed", skewed)
+    topics = [*sorted(BALANCED), "skewed"]
+    racks = _racks(kafka_cluster)
+    before = _loads(probe, topics)
+    assert before[3] < before[1] == before[2], "the scenario needs broker 3 under-loaded"
+    bound = _count_lower_bound(before, [1, 2, 3])
+    untouched = {t: probe.assignment(t) for t in BALANCED}
+
+    kprs.create(namespace, reassignment("even-out", mode="Rebalance", topics=["skewed"]))
+    body = wait_phase(kprs, namespace, "even-out", "Completed", timeout=180)
+    proposal = body["status"]["proposal"]
+    assert proposal["moves"] == proposal["lowerBound"] == bound > 0
+    after = _loads(probe, topics)
+    assert max(after.values()) - min(after.values()) <= 1, after
+    assert {t: probe.assignment(t) for t in BALANCED} == untouched, "only spec.topics may move"
+    targets = _plan_targets(body)
+    assert {topic for topic, _ in targets} == {"skewed"}
+    for (topic, partition), target in targets.items():
+        assert probe.assignment(topic)[partition] == target
+    for replicas in probe.assignment("skewed").values():
+        assert len({racks[b] for b in replicas}) == len(replicas)
+    _assert_kafka_agrees(kafka, probe, ["skewed"])
+    wait_for(
+        lambda: all(
+            (kafka.describe("skewed") or {}).get(p, {}).get("leader") == target[0]
+            for (_, p), target in targets.items()
+        ),
+        timeout=60,
+        what="Kafka's leaders to be the moved partitions' new preferred replicas",
+    )
+
+
 # ------------------------------------------------------------------ invalid input
 @pytest.fixture(scope="module")
 def target_topic(kafka: KafkaView) -> str:
