@@ -7,6 +7,7 @@ topic (operator metric ``kzo_zookeeper_writes_total``), the operator's CPU time 
 and the ZooKeeper writes during one full no-op resync afterwards (must be 0).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
+       [--operator-env KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def ready_count(custom: client.CustomObjectsApi, namespace: str) -> int:
     return ready
 
 
-def run(n: int, partitions: int, rf: int, resync: int) -> dict[str, float]:
+def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, str]) -> dict[str, float]:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
     stack = LocalStack(
         StackSpec(), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
@@ -79,7 +80,7 @@ def run(n: int, partitions: int, rf: int, resync: int) -> dict[str, float]:
             kubeconfig=Path(state.kubeconfig),
             zk_connect=state.zk_connect,
             log_path=workdir / "operator.log",
-            extra_env={"KZO_RESYNC_SECONDS": str(resync)},
+            extra_env={"KZO_RESYNC_SECONDS": str(resync), **operator_env},
         )
         operator.start()
         assert operator.pid is not None
@@ -140,8 +141,16 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--rf", type=int, default=3)
     parser.add_argument("--resync", type=int, default=30, help="operator resync period during the run (s)")
+    parser.add_argument(
+        "--operator-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra environment of the operator process (repeatable), e.g. MALLOC_ARENA_MAX=2",
+    )
     args = parser.parse_args()
-    rows = [run(int(n), args.partitions, args.rf, args.resync) for n in args.topics.split(",")]
+    operator_env = dict(item.split("=", 1) for item in args.operator_env)
+    rows = [run(int(n), args.partitions, args.rf, args.resync, operator_env) for n in args.topics.split(",")]
     header = (
         "N",
         "apply (s)",
