@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +38,29 @@ def crds(api_client: client.ApiClient) -> None:
     demo.install_crds(api_client, ROOT / "crds")
 
 
-@pytest.fixture(scope="session")
-def operator(
-    kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorProcess]:
+@contextmanager
+def operator_running(cluster: KafkaCluster, log_dir: Path, env: dict[str, str]) -> Iterator[OperatorProcess]:
+    """``kzo operator`` serving ``cluster`` with extra ``env``, logging to ``log_dir``/operator.log."""
     process = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect=kafka_cluster.zk_connect,
-        log_path=tmp_path_factory.mktemp("operator") / "operator.log",
-        extra_env={"KZO_CREATE_WAIT_SECONDS": "10"},
+        kubeconfig=cluster.kubeconfig,
+        zk_connect=cluster.zk_connect,
+        log_path=log_dir / "operator.log",
+        extra_env=env,
     )
     process.start()
     try:
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture(scope="session")
+def operator(
+    kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    log_dir = tmp_path_factory.mktemp("operator")
+    with operator_running(kafka_cluster, log_dir, {"KZO_CREATE_WAIT_SECONDS": "10"}) as process:
+        yield process
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +37,17 @@ def reassignment(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
+def explicit_moves(name: str, topic: str, wanted: Mapping[int, list[int]], **spec: Any) -> dict[str, Any]:
+    """An Explicit PartitionReassignment moving ``topic``'s partitions to ``wanted``, throttled slow."""
+    return reassignment(
+        name,
+        mode="Explicit",
+        throttle=SLOW_RATE,
+        partitions=[{"topic": topic, "partition": p, "replicas": r} for p, r in wanted.items()],
+        **spec,
+    )
+
+
 class ZkProbe:
     """Read-only views of the znodes the tests assert on.
 
@@ -47,11 +58,11 @@ class ZkProbe:
 
     def __init__(self, client: KazooClient) -> None:
         self.client = client
+        self._retry = KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=60, ignore_expire=True)
 
     def _json(self, path: str) -> dict[str, Any] | None:
-        retry = KazooRetry(max_tries=-1, delay=0.2, max_delay=2.0, deadline=60, ignore_expire=True)
         try:
-            data, _ = retry(self.client.get, path)
+            data, _ = self._retry(self.client.get, path)
         except NoNodeError:
             return None
         loaded: dict[str, Any] = json.loads(data)

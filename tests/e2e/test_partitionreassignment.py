@@ -26,7 +26,7 @@ from kubernetes import client, config
 from kafka_zk_operator.devstack import demo
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
-from tests.e2e.conftest import ROOT, OperatorProcess, Resources, wait_gone
+from tests.e2e.conftest import ROOT, OperatorProcess, Resources, operator_running, wait_gone
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import (
     APPROVE,
@@ -34,6 +34,7 @@ from tests.e2e.reassignment_helpers import (
     STOP,
     ZkProbe,
     create_topic,
+    explicit_moves,
     fill,
     fill_slow,
     kafka_broker_throttles,
@@ -77,17 +78,10 @@ def crds(api_client: client.ApiClient) -> None:
 def operator(
     kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    process = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect=kafka_cluster.zk_connect,
-        log_path=tmp_path_factory.mktemp("reassignment-operator") / "operator.log",
-        extra_env={"KZO_REASSIGNMENT_POLL_SECONDS": "1", "KZO_RESYNC_SECONDS": "30"},
-    )
-    process.start()
-    try:
+    log_dir = tmp_path_factory.mktemp("reassignment-operator")
+    env = {"KZO_REASSIGNMENT_POLL_SECONDS": "1", "KZO_RESYNC_SECONDS": "30"}
+    with operator_running(kafka_cluster, log_dir, env) as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture
@@ -343,13 +337,7 @@ def test_explicit_mode_moves_exactly_what_was_asked_throttled_while_it_runs(
     wanted = {0: [3, 1], 1: [2, 3]}
     kprs.create(
         namespace,
-        reassignment(
-            "explicit",
-            mode="Explicit",
-            throttle=SLOW,
-            batch={"maxPartitions": 1},
-            partitions=[{"topic": unique_topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        ),
+        explicit_moves("explicit", unique_topic, wanted, batch={"maxPartitions": 1}),
     )
     # While batch 1 (partition 0: 1,2 -> 3,1) runs: Kafka's throttle lists on exactly the moving
     # replicas, rates on the brokers involved, as ZooKeeper holds them and as Kafka reports them.
@@ -527,14 +515,7 @@ def _three_batches(kprs: Resources, namespace: str, name: str, kafka: KafkaView,
     create_topic(kafka, topic, {0: [1, 2], 1: [1, 2], 2: [1, 2]})
     fill_slow(kafka, topic, 0)
     kprs.create(
-        namespace,
-        reassignment(
-            name,
-            mode="Explicit",
-            throttle=SLOW,
-            batch={"maxPartitions": 1},
-            partitions=[{"topic": topic, "partition": p, "replicas": [3, 1]} for p in range(3)],
-        ),
+        namespace, explicit_moves(name, topic, {p: [3, 1] for p in range(3)}, batch={"maxPartitions": 1})
     )
 
 
@@ -605,13 +586,7 @@ def test_a_hard_killed_operator_resumes_without_rerunning_finished_batches(
     DataWatch(probe.client, "/admin/reassign_partitions", record)
     kprs.create(
         namespace,
-        reassignment(
-            "survivor",
-            mode="Explicit",
-            throttle=SLOW,
-            batch={"maxPartitions": 2},
-            partitions=[{"topic": unique_topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        ),
+        explicit_moves("survivor", unique_topic, wanted, batch={"maxPartitions": 2}),
     )
     wait_for(
         lambda: probe.reassign_znode() and phase(kprs, namespace, "survivor") == "Running",
@@ -632,6 +607,18 @@ def test_a_hard_killed_operator_resumes_without_rerunning_finished_batches(
     assert sorted(kafka.consume_all(unique_topic, expected=len(messages))) == sorted(messages)
 
 
+def _slow_batch_in_flight(
+    kprs: Resources, namespace: str, probe: ZkProbe, kafka: KafkaView, topic: str, name: str
+) -> dict[int, list[int]]:
+    """Start a slow two-partition Explicit move of a new topic; return once its batch is in flight."""
+    create_topic(kafka, topic, {0: [1, 2], 1: [2, 1]})
+    fill_slow(kafka, topic, 0)
+    wanted = {0: [3, 1], 1: [2, 3]}
+    kprs.create(namespace, explicit_moves(name, topic, wanted))
+    wait_for(lambda: probe.reassign_znode(), interval=0.1, what="the batch in flight")
+    return wanted
+
+
 def test_restarting_the_controller_broker_mid_run_still_completes(
     kprs: Resources,
     namespace: str,
@@ -640,19 +627,7 @@ def test_restarting_the_controller_broker_mid_run_still_completes(
     unique_topic: str,
     kafka_cluster: KafkaCluster,
 ) -> None:
-    create_topic(kafka, unique_topic, {0: [1, 2], 1: [2, 1]})
-    fill_slow(kafka, unique_topic, 0)
-    wanted = {0: [3, 1], 1: [2, 3]}
-    kprs.create(
-        namespace,
-        reassignment(
-            "failover",
-            mode="Explicit",
-            throttle=SLOW,
-            partitions=[{"topic": unique_topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        ),
-    )
-    wait_for(lambda: probe.reassign_znode(), interval=0.1, what="the batch in flight")
+    wanted = _slow_batch_in_flight(kprs, namespace, probe, kafka, unique_topic, "failover")
     controller = probe.controller()
     kafka_cluster.stack.stop_broker(controller)
     try:
@@ -788,19 +763,7 @@ def test_a_zookeeper_outage_longer_than_every_session_mid_run_is_survived(
     kafka_cluster: KafkaCluster,
 ) -> None:
     """Last on purpose: every ZooKeeper session (brokers 10 s, operator 18 s) expires meanwhile."""
-    create_topic(kafka, unique_topic, {0: [1, 2], 1: [2, 1]})
-    fill_slow(kafka, unique_topic, 0)
-    wanted = {0: [3, 1], 1: [2, 3]}
-    kprs.create(
-        namespace,
-        reassignment(
-            "outage",
-            mode="Explicit",
-            throttle=SLOW,
-            partitions=[{"topic": unique_topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        ),
-    )
-    wait_for(lambda: probe.reassign_znode(), interval=0.1, what="the batch in flight")
+    wanted = _slow_batch_in_flight(kprs, namespace, probe, kafka, unique_topic, "outage")
     zookeeper = kafka_cluster.stack.zookeeper
     assert zookeeper is not None and zookeeper.process is not None
     zookeeper.process.stop()
