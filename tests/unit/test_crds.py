@@ -273,6 +273,7 @@ def test_kafkatopic_status_fields(topic_crd: dict[str, Any]) -> None:
         "offlinePartitions",
         "leaderlessPartitions",
         "lastSyncTime",
+        "deletionRequestedAt",
         "drift",
         "appliedConfig",
         "kopf",

@@ -191,7 +191,7 @@ def kafkatopic_resync(
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)
-def kafkatopic_delete(body: kopf.Body, memo: Any, retry: int, **kwargs: Any) -> None:
+def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
     kafkatopic_owners: kopf.Index[Any, Any] = kwargs["kafkatopic_owners"]
     resource = parse_resource(body)
     pool: ClusterPool = memo.clusters
@@ -208,12 +208,16 @@ def kafkatopic_delete(body: kopf.Body, memo: Any, retry: int, **kwargs: Any) -> 
         return  # it never owned the topic
     if not topics.ever_reconciled(body.get("status") or {}):
         return  # never reconciled successfully: it neither created nor adopted the topic
+    # Only a marker this resource is known to have written counts: a failed first attempt (say,
+    # ZooKeeper unreachable) must not be mistaken for Kafka refusing the deletion.
+    marker_written_before = bool((body.get("status") or {}).get("deletionRequestedAt"))
     try:
-        progress = topics.delete_topic(resource, runtime.store(), requested_before=retry > 0)
+        progress = topics.delete_topic(resource, runtime.store(), marker_written_before=marker_written_before)
     except errors.KzoError as error:
         raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
+    if progress.marker_written:
+        patch.status["deletionRequestedAt"] = _now().strftime("%Y-%m-%dT%H:%M:%SZ")
     if progress.event is not None:
         _post(body, [progress.event])
     if not progress.done:
         raise kopf.TemporaryError(progress.message, delay=2)
-    _post(body, [topics.Event("Normal", "TopicDeleted", progress.message)])

@@ -311,23 +311,28 @@ class DeletionProgress:
     done: bool
     message: str
     event: Event | None = None
+    #: this call wrote the deletion marker; the caller records that (``status.deletionRequestedAt``).
+    marker_written: bool = False
 
 
-def delete_topic(resource: KafkaTopicResource, store: ZkStore, *, requested_before: bool) -> DeletionProgress:
+def delete_topic(resource: KafkaTopicResource, store: ZkStore, *, marker_written_before: bool) -> DeletionProgress:
     """Drive the deletion of a KafkaTopic's Kafka topic; ``done`` once Kafka has removed it all.
 
-    :param requested_before: an earlier attempt already created the deletion marker.
-    With ``delete.topic.enable=false`` Kafka removes the marker but keeps the topic: that is
-    reported (Warning event ``DeletionRefusedByKafka``) and the resource is released; the topic stays.
+    :param marker_written_before: an earlier call wrote the deletion marker (recorded by the
+        caller; a failed earlier attempt that wrote nothing must not count).
+    With ``delete.topic.enable=false`` Kafka removes the marker but keeps the topic: once the
+    marker we wrote is gone and the topic is still there, that is reported (Warning event
+    ``DeletionRefusedByKafka``) and the resource is released; the topic stays.
     """
     topic = resource.topic_name
     if store.read_assignment(topic) is None:
         if store.topic_fully_deleted(topic):
-            return DeletionProgress(True, f"Kafka topic '{topic}' is deleted")
+            message = f"Kafka topic '{topic}' is deleted"
+            return DeletionProgress(True, message, Event("Normal", "TopicDeleted", message))
         return DeletionProgress(False, f"waiting for Kafka to finish deleting '{topic}'")
     if store.is_marked_for_deletion(topic):
         return DeletionProgress(False, f"waiting for Kafka to delete '{topic}'")
-    if requested_before:
+    if marker_written_before:
         message = (
             f"Kafka removed the deletion marker of topic '{topic}' but kept the topic: the brokers run "
             "with delete.topic.enable=false. The resource is released and the topic stays in Kafka."
@@ -338,4 +343,5 @@ def delete_topic(resource: KafkaTopicResource, store: ZkStore, *, requested_befo
         False,
         f"asked Kafka to delete topic '{topic}'",
         Event("Normal", "TopicDeletionRequested", f"Marked Kafka topic '{topic}' for deletion"),
+        marker_written=True,
     )
