@@ -195,6 +195,7 @@ def test_kafkatopic_spec_fields(topic_crd: dict[str, Any]) -> None:
         "replicationFactor",
         "config",
         "assignment",
+        "placement",
         "deletionPolicy",
     }
     assert set(spec["required"]) == {"partitions", "replicationFactor"}

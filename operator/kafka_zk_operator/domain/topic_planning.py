@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors, topic_config, topic_names
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
+from kafka_zk_operator.domain.topic_placement import Placement
 
 ReplicaMap = Mapping[PartitionId, tuple[BrokerId, ...]]
+#: (existing partitions, wanted partition count, replication factor) -> replica lists for the new
+#: partitions, or ``None`` to fall back to Kafka's placement (see ``domain.topic_placement``).
+Placer = Callable[
+    [Mapping[PartitionId, Sequence[BrokerId]], int, int], dict[PartitionId, tuple[BrokerId, ...]] | None
+]
 
 #: Partitions listed by name in one drift sentence; the rest are counted.
 MAX_PARTITIONS_NAMED = 10
@@ -60,8 +66,10 @@ class DesiredTopic:
     partitions: int
     replication_factor: int
     config: Mapping[str, str]
-    #: ``spec.assignment`` with integer partition ids, or ``None`` for Kafka's placement.
+    #: ``spec.assignment`` with integer partition ids, or ``None`` for a computed placement.
     assignment: ReplicaMap | None = None
+    #: ``spec.placement``: how a computed placement is computed (the caller supplies the placer).
+    placement: Placement = Placement.KAFKA
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +178,7 @@ def plan_topic(
     existing_topics: Collection[str] = (),
     rack_aware_mode: kafka_assignment.RackAwareMode = kafka_assignment.RackAwareMode.ENFORCED,
     rng: random.Random | None = None,
+    placer: Placer | None = None,
 ) -> TopicPlan:
     """Plan the writes that make ``observed`` match ``desired``. No side effects.
 
@@ -182,6 +191,8 @@ def plan_topic(
     :param rack_aware_mode: how Kafka's placement treats ``broker.rack`` (default: Kafka's).
     :param rng: source of Kafka's random start index when creating a topic without an explicit
         assignment.
+    :param placer: places new partitions instead of Kafka's algorithm (``spec.placement:
+        Balanced``); it may answer ``None``, and then Kafka's algorithm is used.
     :raises InvalidTopicName: illegal, reserved, or colliding with an existing topic.
     :raises InvalidPartitions: fewer than one partition.
     :raises InvalidReplicationFactor: below one, or above the number of live brokers.
@@ -204,7 +215,7 @@ def plan_topic(
         )
     if observed is None or observed.assignment is None:
         leftover = observed is not None and bool(observed.config)
-        create = _plan_create(desired, brokers, existing_topics, rack_aware_mode, rng)
+        create = _plan_create(desired, brokers, existing_topics, rack_aware_mode, rng, placer)
         if leftover:
             warnings += (
                 f"/config/topics/{desired.name} existed without /brokers/topics/{desired.name} "
@@ -220,6 +231,7 @@ def plan_topic(
         applied_config,
         rack_aware_mode,
         warnings,
+        placer,
     )
 
 
@@ -282,6 +294,7 @@ def _plan_create(
     existing_topics: Collection[str],
     rack_aware_mode: kafka_assignment.RackAwareMode,
     rng: random.Random | None,
+    placer: Placer | None,
 ) -> CreateTopic:
     collision = topic_names.find_collision(desired.name, existing_topics)
     if collision is not None:
@@ -292,6 +305,8 @@ def _plan_create(
     if desired.assignment is not None:
         _check_brokers_registered(desired.assignment, brokers)
         placement = {p: tuple(desired.assignment[p]) for p in sorted(desired.assignment)}
+    elif (placed := _place(placer, {}, desired)) is not None:
+        placement = placed
     else:
         candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
         computed = kafka_assignment.assign_replicas_to_brokers(
@@ -313,6 +328,7 @@ def _plan_update(
     applied_config: Mapping[str, str] | None,
     rack_aware_mode: kafka_assignment.RackAwareMode,
     warnings: tuple[str, ...],
+    placer: Placer | None,
 ) -> TopicPlan:
     name = desired.name
     _check_partition_ids(name, current)
@@ -334,7 +350,7 @@ def _plan_update(
             )
         drift.append(f"{message}; Kafka cannot remove them.")
     elif desired.partitions > observed_count:
-        actions.append(_plan_grow(desired, observed, current, brokers, rack_aware_mode))
+        actions.append(_plan_grow(desired, observed, current, brokers, rack_aware_mode, placer))
     if desired.assignment is not None:
         drift.extend(_replica_drift(desired.assignment, current))
     return TopicPlan(name, tuple(actions), warnings, tuple(drift))
@@ -380,6 +396,7 @@ def _plan_grow(
     current: TopicAssignment,
     brokers: Sequence[Broker],
     rack_aware_mode: kafka_assignment.RackAwareMode,
+    placer: Placer | None,
 ) -> GrowPartitions:
     count = current.partition_count
     if observed.is_reassigning:
@@ -390,12 +407,31 @@ def _plan_grow(
     if desired.assignment is not None:
         new = {p: tuple(desired.assignment[p]) for p in range(count, desired.partitions)}
         _check_brokers_registered(new, brokers)
+    elif (placed := _place(placer, current.partitions, desired)) is not None:
+        new = placed
     else:
         candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
         existing = {p: list(replicas) for p, replicas in current.partitions.items()}
         computed = kafka_assignment.assign_new_partitions(existing, candidates, desired.partitions)
         new = {p: tuple(replicas) for p, replicas in computed.items()}
     return GrowPartitions(count, new)
+
+
+def _place(
+    placer: Placer | None, existing: Mapping[PartitionId, Sequence[BrokerId]], desired: DesiredTopic
+) -> dict[PartitionId, tuple[BrokerId, ...]] | None:
+    if placer is None:
+        return None
+    placed = placer(existing, desired.partitions, desired.replication_factor)
+    if placed is None:
+        return None
+    wanted = set(range(len(existing), desired.partitions))
+    if set(placed) != wanted or any(len(r) != desired.replication_factor for r in placed.values()):
+        raise errors.NotSupported(
+            f"the balanced placement of topic '{desired.name}' returned partitions {sorted(placed)} "
+            f"instead of {sorted(wanted)} (a bug: please report it); spec.placement: Kafka avoids it"
+        )
+    return placed
 
 
 def _targets(current: TopicAssignment) -> dict[PartitionId, tuple[BrokerId, ...]]:

@@ -8,6 +8,7 @@ deletion (marker znode) and reports when it is complete.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 import time
@@ -19,6 +20,7 @@ from typing import Any
 from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desired_topic
 from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
 from kafka_zk_operator.domain import errors, topic_config
+from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
     DesiredTopic,
     DriftPolicy,
@@ -31,6 +33,7 @@ from kafka_zk_operator.domain.topic_status import (
     TopicObservation,
     build_topic_status,
 )
+from kafka_zk_operator.service import cluster_views
 
 #: Delay before retrying a reconcile that failed for a transient reason.
 RETRY_DELAY_S = 5.0
@@ -176,16 +179,22 @@ def reconcile_topic(
             # Everything else in the spec is applied now; the replication factor is carried out
             # by a PartitionReassignment (mode ReplicationFactor) that the handler makes sure exists.
             desired = dataclasses.replace(desired, replication_factor=rf_change[0])
-        plan = plan_topic(
-            desired,
-            observed,
-            store.live_brokers(),
-            drift_policy=policies.config_drift,
-            applied_config=applied,
-            existing_topics=store.topic_names() if snapshot is None else (),
-            rng=rng,
-        )
-        _apply(store, plan, snapshot)
+        views = _balanced_views(desired, snapshot, store)
+        with views.placing() if views is not None else contextlib.nullcontext():
+            brokers = store.live_brokers()
+            plan = plan_topic(
+                desired,
+                observed,
+                brokers,
+                drift_policy=policies.config_drift,
+                applied_config=applied,
+                existing_topics=store.topic_names() if snapshot is None else (),
+                rng=rng,
+                placer=views.placer(topic, brokers) if views is not None else None,
+            )
+            _apply(store, plan, snapshot)
+            if views is not None:
+                _record_placement(views, plan, snapshot)
         if plan.create is not None:
             _wait_for_leaders(store, topic, desired.partitions, policies.create_wait_seconds)
         after = store.read_topic(topic) if plan.actions else snapshot
@@ -237,6 +246,26 @@ def reconcile_topic(
             result.retry_after = RETRY_DELAY_S
             result.retry_message = error.message
         return result
+
+
+def _balanced_views(
+    desired: DesiredTopic, snapshot: TopicSnapshot | None, store: ZkStore
+) -> cluster_views.ClusterViewCache | None:
+    """The cluster view cache when this reconcile may place partitions by load, else None."""
+    if desired.placement is not Placement.BALANCED or desired.assignment is not None:
+        return None
+    if snapshot is not None and snapshot.assignment.value.partition_count >= desired.partitions:
+        return None
+    return cluster_views.cache_for(store)
+
+
+def _record_placement(
+    views: cluster_views.ClusterViewCache, plan: TopicPlan, snapshot: TopicSnapshot | None
+) -> None:
+    if plan.create is not None:
+        views.record(plan.topic, plan.create.assignment)
+    elif plan.grow is not None and snapshot is not None:
+        views.record(plan.topic, {**snapshot.assignment.value.partitions, **plan.grow.new_assignment})
 
 
 def applied_config_from_status(status: Mapping[str, Any]) -> dict[str, str] | None:
@@ -315,7 +344,9 @@ class DeletionProgress:
     marker_written: bool = False
 
 
-def delete_topic(resource: KafkaTopicResource, store: ZkStore, *, marker_written_before: bool) -> DeletionProgress:
+def delete_topic(
+    resource: KafkaTopicResource, store: ZkStore, *, marker_written_before: bool
+) -> DeletionProgress:
     """Drive the deletion of a KafkaTopic's Kafka topic; ``done`` once Kafka has removed it all.
 
     :param marker_written_before: an earlier call wrote the deletion marker (recorded by the

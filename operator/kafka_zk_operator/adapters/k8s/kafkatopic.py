@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import DesiredTopic
 from kafka_zk_operator.domain.topic_status import (
     MANAGED_ANNOTATION,
@@ -106,10 +107,18 @@ def desired_topic(resource: KafkaTopicResource) -> DesiredTopic:
             raise errors.InvalidSpec(
                 'spec.assignment must map partition ids ("0", "1", ...) to lists of broker ids'
             ) from exc
+    raw_placement = spec.get("placement") or Placement.KAFKA.value
+    try:
+        placement = Placement(raw_placement)
+    except ValueError as exc:
+        raise errors.InvalidSpec(
+            f"spec.placement must be {' or '.join(p.value for p in Placement)}, not {raw_placement!r}"
+        ) from exc
     return DesiredTopic(
         name=resource.topic_name,
         partitions=partitions,
         replication_factor=replication_factor,
         config=config,
         assignment=assignment,
+        placement=placement,
     )

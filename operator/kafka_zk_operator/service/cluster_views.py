@@ -1,0 +1,119 @@
+"""The whole-cluster load view behind ``spec.placement: Balanced``, read rarely and kept current.
+
+Placing a topic's new partitions by load needs every topic's replicas. Reading them all for each
+new topic would cost one ZooKeeper read per topic in the cluster per creation (quadratic in a
+burst), so one :class:`ClusterViewCache` per ZooKeeper store keeps the view: it is read again when
+it is older than ``max_age`` seconds, and between reads it records what this operator itself
+writes (created topics, added partitions), so a burst of creations still sees each other's load.
+Writes by others (``kafka-topics``, reassignments) show up at the next read; balanced placement
+is a heuristic, a view a few seconds old only makes it slightly less even.
+
+:meth:`ClusterViewCache.placing` serializes "place, then write" per cluster so two creations
+running in parallel worker threads never both pick the same least-loaded brokers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId
+from kafka_zk_operator.domain.reassignment_plan import ClusterView
+from kafka_zk_operator.domain.topic_placement import balanced_assignment
+from kafka_zk_operator.domain.topic_planning import Placer
+from kafka_zk_operator.service.reassignment_proposals import read_cluster
+
+#: Age after which the view is read from ZooKeeper again.
+MAX_AGE_S = 30.0
+
+
+class ClusterViewCache:
+    def __init__(
+        self,
+        read: Callable[[], ClusterView],
+        *,
+        max_age: float = MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._read = read
+        self._max_age = max_age
+        self._clock = clock
+        self._view: ClusterView | None = None
+        self._read_at = 0.0
+        self._lock = threading.RLock()
+        self.reads = 0
+
+    @contextmanager
+    def placing(self) -> Iterator[None]:
+        """Hold while placing and writing one topic's partitions."""
+        with self._lock:
+            yield
+
+    def view(self) -> ClusterView:
+        with self._lock:
+            if self._view is None or self._clock() - self._read_at >= self._max_age:
+                self._view = self._read()
+                self._read_at = self._clock()
+                self.reads += 1
+            return self._view
+
+    def placer(self, topic: str, live_brokers: Sequence[Broker]) -> Placer:
+        """Balanced placement of ``topic`` on the view, with the brokers registered right now."""
+
+        def place(
+            existing: Mapping[PartitionId, Sequence[BrokerId]], partitions: int, replication_factor: int
+        ) -> dict[PartitionId, tuple[BrokerId, ...]] | None:
+            cached = self.view()
+            current = ClusterView(
+                brokers={b.id: b.rack for b in live_brokers},
+                assignments=cached.assignments,
+                deleting=cached.deleting,
+            )
+            return balanced_assignment(
+                current,
+                topic,
+                existing=existing,
+                partitions=partitions,
+                replication_factor=replication_factor,
+            )
+
+        return place
+
+    def record(self, topic: str, partitions: Mapping[PartitionId, Sequence[BrokerId]]) -> None:
+        """This operator wrote ``partitions`` (all of the topic's, after the write)."""
+        with self._lock:
+            if self._view is None:
+                return
+            assignments = dict(self._view.assignments)
+            assignments[topic] = {p: tuple(replicas) for p, replicas in partitions.items()}
+            self._view = ClusterView(
+                brokers=self._view.brokers,
+                assignments=assignments,
+                moving=self._view.moving,
+                deleting=self._view.deleting,
+            )
+
+
+_caches: weakref.WeakKeyDictionary[ZkStore, ClusterViewCache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def cache_for(store: ZkStore) -> ClusterViewCache:
+    """The view cache of the cluster behind ``store`` (one per store, created on first use)."""
+    with _caches_lock:
+        cache = _caches.get(store)
+        if cache is None:
+            ref = weakref.ref(store)  # the cache must not keep its store alive
+
+            def read() -> ClusterView:
+                live = ref()
+                assert live is not None, "the store of a cluster view cache is gone"
+                return read_cluster(live)
+
+            cache = ClusterViewCache(read)
+            _caches[store] = cache
+        return cache
