@@ -358,3 +358,28 @@ def test_rack_enforce_policy_refuses_the_same_request(zk: FakeZk, journal: list[
     api = FakeApi(body(partitions=MOVES[:1]), journal)
     step(api, zk)
     assert api.body["status"]["phase"] == "Failed" and zk.writes == 0
+
+
+@pytest.mark.parametrize("poll_in_between", [True, False], ids=["polled-again", "batch-ended-first"])
+def test_a_throttle_change_cut_short_is_completed_and_then_fully_restored(
+    zk: FakeZk, journal: list[str], poll_in_between: bool
+) -> None:
+    """spec.throttle 100 -> 200 reached the status (applied: false) and broker 1 only, then the
+    operator died. Every broker must end at 200 while the batch runs and back at its previous
+    value afterwards - not 100 left behind on brokers 2 and 3."""
+    api = FakeApi(body(partitions=MOVES[:1], throttle=100), journal)
+    step(api, zk)
+    assert all(zk.configs[("brokers", str(b))][RATE] == "100" for b in (1, 2, 3))
+    api.body["spec"]["throttle"] = 200
+    api.body["status"]["throttle"].update(rate=200, applied=False)
+    zk.configs[("brokers", "1")].update({RATE: "200", FRATE: "200"})
+    if poll_in_between:
+        step(api, zk)
+        assert all(zk.configs[("brokers", str(b))][RATE] == "200" for b in (1, 2, 3))
+        assert api.body["status"]["throttle"]["applied"] is True
+    zk.finish_reassignment()
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Completed"
+    assert zk.configs[("brokers", "1")] == {RATE: "777"}
+    assert zk.configs[("brokers", "2")] == {} and zk.configs[("brokers", "3")] == {}
+    assert zk.configs[("topics", "t")] == {LEADERS: "9:9", "retention.ms": "1"}

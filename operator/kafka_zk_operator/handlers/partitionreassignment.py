@@ -35,6 +35,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_status import is_terminal
+from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.service import reassignments
 from kafka_zk_operator.service.topics import Event
@@ -124,8 +125,12 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
 
 
 def _active(status: kopf.Status, **_: Any) -> bool:
-    """Poll while something may still happen: not finished, or throttles still to remove."""
-    return not is_terminal(status.get("phase")) or bool((status.get("throttle") or {}).get("applied"))
+    """Poll while something may still happen: not finished, or throttles still to remove.
+
+    A throttle record counts whether or not its application completed (``applied: false`` is
+    also a write-ahead record whose ZooKeeper changes may be in place).
+    """
+    return not is_terminal(status.get("phase")) or record_from_fields(status.get("throttle")) is not None
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL)

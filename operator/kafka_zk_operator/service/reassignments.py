@@ -62,7 +62,12 @@ from kafka_zk_operator.domain.reassignment_status import (
     timestamp,
     verdict_fields,
 )
-from kafka_zk_operator.domain.reassignment_throttles import CLEARED_FIELDS, record_fields, record_from_fields
+from kafka_zk_operator.domain.reassignment_throttles import (
+    CLEARED_FIELDS,
+    ThrottleRecord,
+    record_fields,
+    record_from_fields,
+)
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.service import reassignment_execution as execution
 from kafka_zk_operator.service import reassignment_offload as offload
@@ -191,6 +196,7 @@ class _Run:
     def remove_leftover_throttle(self) -> None:
         record = record_from_fields(self.status.get("throttle"))
         if record is not None:
+            self.settle(record)
             execution.remove_throttle(self.zk(), record)
             self.set("throttle", {**CLEARED_FIELDS, "rate": record.rate})
             self.event(
@@ -511,6 +517,7 @@ class _Run:
             self.set("throttle", record_fields(record))
             return
         if record is not None:
+            self.settle(record)
             execution.remove_throttle(store, record)
             self.set("throttle", {**CLEARED_FIELDS, "rate": record.rate})
             self.api.patch_status(self.resource.ref, {"throttle": self.status["throttle"]})
@@ -537,6 +544,7 @@ class _Run:
             if wanted is not None and self.progress.get("batchStartedAt"):
                 self.ensure_throttle(current, wanted, batch)
             return
+        self.settle(record)
         if wanted == record.rate:
             return
         if wanted is None:
@@ -571,9 +579,22 @@ class _Run:
                 "their leaders until Kafka's auto.leader.rebalance runs",
             )
 
+    def settle(self, record: ThrottleRecord) -> None:
+        """Complete a record whose application was cut short (``applied: false`` in the status).
+
+        A write-ahead record, or a rate change, reaches the status before ZooKeeper; a crash or a
+        ZooKeeper error part-way leaves some brokers or topics without it. Applying it again is
+        idempotent, and afterwards removing it restores every broker (``restore_broker_config``
+        only resets values equal to the record's rate).
+        """
+        if (self.status.get("throttle") or {}).get("applied") is False:
+            execution.apply_throttle(self.zk(), record)
+            self.set("throttle", record_fields(record))
+
     def finish(self, phase: Phase, why: Why, message: str, partitions_done: int) -> None:
         record = record_from_fields(self.status.get("throttle"))
         if record is not None:
+            self.settle(record)
             execution.remove_throttle(self.zk(), record)
             self.event(
                 "Normal", "ThrottleRemoved", f"Removed the replication throttle of batch {record.batch}"
@@ -677,6 +698,7 @@ def delete(
                 return Result(events=run.result.events, done=False, message=message)
     record = record_from_fields(resource.status.get("throttle"))
     if record is not None:
+        run.settle(record)
         execution.remove_throttle(store, record)
         run.set("throttle", {**CLEARED_FIELDS, "rate": record.rate})
         run.event(
