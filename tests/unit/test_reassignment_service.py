@@ -383,3 +383,28 @@ def test_a_throttle_change_cut_short_is_completed_and_then_fully_restored(
     assert zk.configs[("brokers", "1")] == {RATE: "777"}
     assert zk.configs[("brokers", "2")] == {} and zk.configs[("brokers", "3")] == {}
     assert zk.configs[("topics", "t")] == {LEADERS: "9:9", "retention.ms": "1"}
+
+
+def test_killed_right_after_submitting_the_first_batch_it_resumes_as_the_owner(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    """The final status patch of the run that created the znode never happens (operator killed)."""
+
+    class KilledBeforeTheFinalPatch(FakeApi):
+        def patch_status(self, ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
+            if zk.reassign is not None:
+                raise RuntimeError("killed")
+            super().patch_status(ref, fields)
+
+    api = KilledBeforeTheFinalPatch(body(partitions=MOVES[:1], throttle=100), journal)
+    with pytest.raises(RuntimeError, match="killed"):
+        step(api, zk)
+    assert zk.reassign is not None
+    resumed = FakeApi(api.body, journal)
+    step(resumed, zk)
+    status = resumed.body["status"]
+    assert status["phase"] == "Running" and "in flight" in status["message"], status["message"]
+    zk.finish_reassignment()
+    step(resumed, zk)
+    assert resumed.body["status"]["phase"] == "Completed"
+    assert zk.configs[("brokers", "1")] == {RATE: "777"} and zk.configs[("brokers", "3")] == {}

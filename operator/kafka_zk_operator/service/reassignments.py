@@ -292,6 +292,9 @@ class _Run:
             "Started",
             f"Started proposal {self.status['proposal']['id']}: {len(moves)} partitions in {len(batches)} batches",
         )
+        # Saved before the first ZooKeeper write: an operator killed right after submitting batch 1
+        # must find itself started with this proposal, and recognise the znode as its own.
+        self.api.patch_status(self.resource.ref, dict(self.patch))
         self.run_batches()
 
     def current_proposal(self, request: ReassignmentRequest, *, force: bool) -> tuple[PartitionMove, ...]:
