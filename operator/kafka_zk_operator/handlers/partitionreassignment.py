@@ -99,7 +99,10 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     pool: ClusterPool = memo.clusters
     cluster = _cluster_name(memo, body) or ""
     entries = list(index.get(cluster, [])) if cluster else []
-    with _serialized(resource.uid):
+    # One reconcile at a time per resource, and per Kafka cluster: the queue check ("is another
+    # reassignment of this cluster ahead or running?") and saving this one's start must not
+    # interleave with another resource doing the same (two could otherwise both start).
+    with _serialized(resource.uid), _serialized(f"cluster/{cluster}"):
         result = reassignments.reconcile(
             resource.ref,
             _api(memo),
