@@ -21,7 +21,7 @@ from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
-from kafka_zk_operator.service import reassignments
+from kafka_zk_operator.service import reassignment_offload, reassignments
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 RATE = "leader.replication.throttled.rate"
@@ -408,3 +408,24 @@ def test_killed_right_after_submitting_the_first_batch_it_resumes_as_the_owner(
     step(resumed, zk)
     assert resumed.body["status"]["phase"] == "Completed"
     assert zk.configs[("brokers", "1")] == {RATE: "777"} and zk.configs[("brokers", "3")] == {}
+
+
+def test_an_auto_proposal_gone_stale_and_recomputed_by_spark_waits_for_the_job(
+    zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeApi(body(mode="Rebalance"), journal)
+    zk.reassign = [znodes_admin.PartitionReassignment("other", 0, (1,))]  # someone else's: wait
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Queued" and api.body["status"]["proposal"]["id"]
+    zk.reassign = None
+    zk.topics["t"][0] = (2, 1)  # the cluster moved on: the proposal is stale
+
+    def still_planning(*_: Any) -> Any:
+        raise reassignment_offload.StillPlanning("The plan is being computed by Spark job ns/kzo-plan-x")
+
+    monkeypatch.setattr(reassignment_offload, "plan", still_planning)
+    step(api, zk)
+    status = api.body["status"]
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (status["phase"], ready["reason"]) == ("Pending", "Planning"), status
+    assert zk.reassign is None

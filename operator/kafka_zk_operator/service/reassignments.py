@@ -272,7 +272,11 @@ class _Run:
             stale = proposals.stale_sources(moves, view)
             if stale:
                 if request.approval is Approval.AUTO:
-                    moves = self.current_proposal(request, force=True)
+                    try:
+                        moves = self.current_proposal(request, force=True)
+                    except offload.StillPlanning as planning:  # recomputed by a Spark job
+                        self.decide(Phase.PENDING, Why.PLANNING, planning.message)
+                        return
                 else:
                     self.decide(
                         Phase.PROPOSAL_READY,
