@@ -305,13 +305,22 @@ def test_generator_gives_up_on_a_source_that_only_yields_unusable_ids() -> None:
         ("fuxffnL_TWKJE99B8vHPmR", "stray bits"),
         (znodes.ZERO_TOPIC_ID, "reserved"),
         (znodes.METADATA_TOPIC_ID, "reserved"),
-        ("-uxffnL_TWKJE99B8vHPmQ", "starts with '-'"),
     ],
 )
 def test_topic_id_validator_explains_the_problem(topic_id: str, problem: str) -> None:
     reason = znodes.topic_id_problem(topic_id)
     assert reason is not None and problem in reason
     assert not znodes.is_valid_topic_id(topic_id)
+
+
+def test_a_topic_id_starting_with_dash_is_valid_and_round_trips() -> None:
+    """Kafka 2.8-3.1 generated them (one in 64); this one was written by a real 2.8.2 controller."""
+    topic_id = "-QAsp4o6T0ug2lV6PHF9ew"
+    assert znodes.is_valid_topic_id(topic_id)
+    data = json.dumps({"version": 3, "topic_id": topic_id, "partitions": {"0": [1]}}).encode()
+    decoded = znodes.TopicZNode.decode(data, "/brokers/topics/t")
+    assert decoded.topic_id == topic_id
+    assert json.loads(znodes.TopicZNode.encode(decoded))["topic_id"] == topic_id
 
 
 def test_topic_id_bytes_round_trip() -> None:

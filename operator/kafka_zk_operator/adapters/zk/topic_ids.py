@@ -3,9 +3,13 @@
 Used by the topic znode codec (``znodes_topics``) to check ``topic_id`` on read and write, and by
 whoever decides to assign an id itself (normally the controller does, at IBP >= 2.8). Mirrors
 ``org.apache.kafka.common.Uuid``: URL-safe base64 of 16 bytes without ``=`` padding (22 chars),
-never the reserved all-zero or ``...0001`` ids, never starting with ``-``. Kafka's generator draws a
+never the reserved all-zero or ``...0001`` ids. Kafka's generator draws a
 ``java.util.UUID.randomUUID()`` (RFC 4122 version 4), so ``generate_topic_id`` sets the same
 version and variant bits.
+
+A leading ``-`` is valid: Kafka 2.8-3.1 generated such ids (one in 64; seen from a real 2.8.2
+controller in this project's tests). Since KAFKA-13741 (3.2) ``Uuid.randomUuid`` redraws them, and
+so does ``generate_topic_id``; ``Uuid.fromString`` has always accepted them.
 """
 
 from __future__ import annotations
@@ -60,8 +64,6 @@ def topic_id_problem(topic_id: str) -> str | None:
         return f"topic_id '{shown}' is not canonical base64: its last character carries stray bits"
     if topic_id in RESERVED_TOPIC_IDS:
         return f"topic_id '{shown}' is a reserved Kafka Uuid (zero or metadata topic id)"
-    if topic_id.startswith("-"):
-        return f"topic_id '{shown}' starts with '-', which Kafka never generates"
     return None
 
 
@@ -80,13 +82,13 @@ def generate_topic_id(source: RandomSource) -> str:
     """A fresh topic id as Kafka's ``Uuid.randomUuid`` makes it, drawn from ``source``.
 
     Pass ``random.Random(seed)`` in tests and ``secrets.token_bytes`` (or ``random.SystemRandom()``)
-    in production. Redraws while the id is reserved or starts with ``-``.
+    in production. Redraws while the id is reserved or starts with ``-`` (as Kafka 3.2+ does).
 
     :raises ValueError: the source returns the wrong number of bytes, or only unusable ids.
     """
     for _ in range(MAX_GENERATION_ATTEMPTS):
         raw = uuid.UUID(bytes=_draw(source), version=4).bytes
         candidate = topic_id_from_bytes(raw)
-        if is_valid_topic_id(candidate):
+        if is_valid_topic_id(candidate) and not candidate.startswith("-"):
             return candidate
     raise ValueError(f"the random source gave no usable topic id in {MAX_GENERATION_ATTEMPTS} draws")
