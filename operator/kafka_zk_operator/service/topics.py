@@ -163,11 +163,17 @@ def reconcile_topic(
 
     writes_before = store.writes
     snapshot: TopicSnapshot | None = None
+    owned_config: list[str] | None = None  # set once this reconcile's writes are in ZooKeeper
     try:
         desired = desired_topic(resource)
         snapshot = store.read_topic(topic)
         observed = _observed(snapshot, store, topic)
-        existed_before = bool(previous_status.get("topicId")) or _was_ready(previous_status)
+        # Durable ownership: appliedConfig stays through error statuses (topicId and Ready do not).
+        existed_before = (
+            ever_reconciled(previous_status)
+            or bool(previous_status.get("topicId"))
+            or _was_ready(previous_status)
+        )
         if snapshot is None and existed_before and not policies.recreate_deleted:
             raise errors.TopicDeletedInKafka(
                 f"Kafka topic '{topic}' was deleted outside the operator; it is not recreated because "
@@ -180,6 +186,8 @@ def reconcile_topic(
             # by a PartitionReassignment (mode ReplicationFactor) that the handler makes sure exists.
             desired = dataclasses.replace(desired, replication_factor=rf_change[0])
         views = _balanced_views(desired, snapshot, store)
+        if views is not None:
+            views.refresh()  # the slow read, before taking the per-cluster placing lock
         with views.placing() if views is not None else contextlib.nullcontext():
             brokers = store.live_brokers()
             plan = plan_topic(
@@ -195,13 +203,13 @@ def reconcile_topic(
             _apply(store, plan, snapshot)
             if views is not None:
                 _record_placement(views, plan, snapshot)
+        desired_config = topic_config.without_operator_owned(desired.config)
+        owned_config = [f"{key}={value}" for key, value in sorted(desired_config.items())]
         if plan.create is not None:
             _wait_for_leaders(store, topic, desired.partitions, policies.create_wait_seconds)
         after = store.read_topic(topic) if plan.actions else snapshot
         outcome: errors.Reason | errors.KzoError = plan.reason
-        if plan.create is None and not plan.actions and not _was_ready(previous_status):
-            outcome = errors.Reason.ADOPTED
-        if plan.create is None and plan.actions and not _was_ready(previous_status):
+        if plan.create is None and not ever_reconciled(previous_status):
             outcome = errors.Reason.ADOPTED
         status = build_topic_status(
             outcome=outcome,
@@ -210,8 +218,7 @@ def reconcile_topic(
             drift=plan.drift,
             **common,
         )
-        desired_config = topic_config.without_operator_owned(desired.config)
-        status["appliedConfig"] = [f"{key}={value}" for key, value in sorted(desired_config.items())]
+        status["appliedConfig"] = owned_config
         events = _events_for(plan, outcome, snapshot is None and existed_before)
         result = TopicResult(
             status=status, events=events, outcome=outcome, writes=store.writes - writes_before
@@ -236,6 +243,10 @@ def reconcile_topic(
             except errors.KzoError:
                 observation = None
         status = build_topic_status(outcome=error, observation=observation, **common)
+        if owned_config is not None:
+            # The writes landed (e.g. the topic was created) and a later read failed: the
+            # resource owns the topic now, so deleting it must delete the topic.
+            status["appliedConfig"] = owned_config
         result = TopicResult(
             status=status,
             outcome=error,
