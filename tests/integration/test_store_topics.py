@@ -159,14 +159,16 @@ def test_config_change_is_applied_by_the_brokers(kafka_cluster: KafkaCluster, zk
         admin.close()
 
 
-def test_creating_an_existing_topic_is_a_conflict_and_leaves_it_untouched(
+def test_creating_an_existing_topic_is_a_retryable_conflict_and_leaves_it_untouched(
     kafka_cluster: KafkaCluster, zk, unique_topic: str
 ) -> None:
+    """Someone else created it between our read and our create: retry, i.e. re-read and adopt."""
     _create_and_wait(kafka_cluster, unique_topic, partitions=1)
     store = ZkStore(zk)
     before = store.read_topic_config(unique_topic)
-    with pytest.raises(errors.ResourceConflict):
+    with pytest.raises(errors.VersionConflict, match="created by someone else") as raised:
         store.create_topic(unique_topic, {0: [1, 2, 3]}, {"retention.ms": "1"})
+    assert raised.value.retryable
     after = store.read_topic_config(unique_topic)
     assert before == after
 

@@ -8,8 +8,10 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import kopf
@@ -69,7 +71,33 @@ def _post(body: kopf.Body, events: list[topics.Event]) -> None:
         metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
 
 
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def _serialized(uid: str) -> Iterator[None]:
+    """One reconcile at a time per resource: kopf runs the resync timer in parallel with the
+    create/update/resume handlers, and two reconciles of one topic would race (both create, or
+    both add the same partitions). A timer's body is kopf's live view, read after the wait."""
+    with _locks_guard:
+        lock = _locks.setdefault(uid, threading.Lock())
+    with lock:
+        yield
+
+
 def _reconcile(
+    body: kopf.Body,
+    patch: kopf.Patch,
+    memo: Any,
+    index: kopf.Index[Any, Any],
+    status: Mapping[str, Any],
+) -> None:
+    with _serialized(str(body.get("metadata", {}).get("uid", ""))):
+        _reconcile_now(body, patch, memo, index, status)
+
+
+def _reconcile_now(
     body: kopf.Body,
     patch: kopf.Patch,
     memo: Any,
@@ -192,7 +220,14 @@ def kafkatopic_resync(
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)
 def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
-    kafkatopic_owners: kopf.Index[Any, Any] = kwargs["kafkatopic_owners"]
+    uid = str(body.get("metadata", {}).get("uid", ""))
+    with _serialized(uid):
+        _delete(body, patch, memo, kwargs["kafkatopic_owners"])
+    with _locks_guard:  # done (a retry raises above and keeps it)
+        _locks.pop(uid, None)
+
+
+def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: kopf.Index[Any, Any]) -> None:
     resource = parse_resource(body)
     pool: ClusterPool = memo.clusters
     try:

@@ -237,7 +237,8 @@ class ZkStore:
     ) -> None:
         """Create config and assignment in ONE transaction (Kafka's create order, made atomic).
 
-        :raises ResourceConflict: the topic znode exists already (someone else created it).
+        :raises VersionConflict: config or topic znode created by someone else meanwhile (retry:
+            the next read finds the topic and adopts it).
         :raises TopicBeingDeleted: a deletion of that name is still in progress.
         """
         self.ensure_writable()
@@ -264,7 +265,13 @@ class ZkStore:
             znodes_topics.TopicZNode.encode(assignment, version=version),
             acl=self._acl(topic_path),
         )
-        self._commit(tx, [config_path, topic_path])
+        try:
+            self._commit(tx, [config_path, topic_path])
+        except errors.ResourceConflict as conflict:  # NodeExists: someone else was faster
+            raise errors.VersionConflict(
+                f"topic {topic!r} was created by someone else while the operator was creating it "
+                f"({conflict.message}); re-reading it"
+            ) from conflict
 
     def add_partitions(
         self,
