@@ -305,7 +305,7 @@ def _plan_create(
     if desired.assignment is not None:
         _check_brokers_registered(desired.assignment, brokers)
         placement = {p: tuple(desired.assignment[p]) for p in sorted(desired.assignment)}
-    elif (placed := _place(placer, {}, desired)) is not None:
+    elif (placed := _place(placer, {}, desired, brokers)) is not None:
         placement = placed
     else:
         candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
@@ -407,7 +407,7 @@ def _plan_grow(
     if desired.assignment is not None:
         new = {p: tuple(desired.assignment[p]) for p in range(count, desired.partitions)}
         _check_brokers_registered(new, brokers)
-    elif (placed := _place(placer, current.partitions, desired)) is not None:
+    elif (placed := _place(placer, current.partitions, desired, brokers)) is not None:
         new = placed
     else:
         candidates = kafka_assignment.brokers_for_assignment(brokers, rack_aware_mode)
@@ -418,7 +418,10 @@ def _plan_grow(
 
 
 def _place(
-    placer: Placer | None, existing: Mapping[PartitionId, Sequence[BrokerId]], desired: DesiredTopic
+    placer: Placer | None,
+    existing: Mapping[PartitionId, Sequence[BrokerId]],
+    desired: DesiredTopic,
+    brokers: Sequence[Broker],
 ) -> dict[PartitionId, tuple[BrokerId, ...]] | None:
     if placer is None:
         return None
@@ -426,10 +429,15 @@ def _place(
     if placed is None:
         return None
     wanted = set(range(len(existing), desired.partitions))
-    if set(placed) != wanted or any(len(r) != desired.replication_factor for r in placed.values()):
+    live = {broker.id for broker in brokers}
+    if (
+        set(placed) != wanted
+        or any(len(set(r)) != desired.replication_factor for r in placed.values())
+        or any(b not in live for r in placed.values() for b in r)
+    ):
         raise errors.NotSupported(
-            f"the balanced placement of topic '{desired.name}' returned partitions {sorted(placed)} "
-            f"instead of {sorted(wanted)} (a bug: please report it); spec.placement: Kafka avoids it"
+            f"the balanced placement of topic '{desired.name}' returned an invalid assignment {dict(placed)} "
+            f"for partitions {sorted(wanted)} (a bug: please report it); spec.placement: Kafka avoids it"
         )
     return placed
 

@@ -9,7 +9,9 @@ Writes by others (``kafka-topics``, reassignments) show up at the next read; bal
 is a heuristic, a view a few seconds old only makes it slightly less even.
 
 :meth:`ClusterViewCache.placing` serializes "place, then write" per cluster so two creations
-running in parallel worker threads never both pick the same least-loaded brokers.
+running in parallel worker threads never both pick the same least-loaded brokers. The slow part,
+reading the view, happens before (:meth:`ClusterViewCache.refresh`), under a lock of its own: a
+placement waits for a refresh only when it needs it.
 """
 
 from __future__ import annotations
@@ -44,22 +46,41 @@ class ClusterViewCache:
         self._clock = clock
         self._view: ClusterView | None = None
         self._read_at = 0.0
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # guards _view / _read_at (held briefly)
+        self._refreshing = threading.Lock()  # one ZooKeeper read of the view at a time
+        self._placing = threading.Lock()
         self.reads = 0
 
     @contextmanager
     def placing(self) -> Iterator[None]:
-        """Hold while placing and writing one topic's partitions."""
-        with self._lock:
+        """Hold while placing and writing one topic's partitions (call :meth:`refresh` first)."""
+        with self._placing:
             yield
 
-    def view(self) -> ClusterView:
+    def _fresh(self) -> ClusterView | None:
         with self._lock:
-            if self._view is None or self._clock() - self._read_at >= self._max_age:
-                self._view = self._read()
-                self._read_at = self._clock()
+            if self._view is not None and self._clock() - self._read_at < self._max_age:
+                return self._view
+            return None
+
+    def refresh(self) -> ClusterView:
+        """The view, read from ZooKeeper first when it is older than ``max_age``."""
+        view = self._fresh()
+        if view is not None:
+            return view
+        with self._refreshing:
+            view = self._fresh()  # another thread may have read it meanwhile
+            if view is not None:
+                return view
+            started = self._clock()
+            read = self._read()
+            with self._lock:
+                self._view, self._read_at = read, started
                 self.reads += 1
-            return self._view
+            return read
+
+    def view(self) -> ClusterView:
+        return self.refresh()
 
     def placer(self, topic: str, live_brokers: Sequence[Broker]) -> Placer:
         """Balanced placement of ``topic`` on the view, with the brokers registered right now."""
@@ -84,7 +105,11 @@ class ClusterViewCache:
         return place
 
     def record(self, topic: str, partitions: Mapping[PartitionId, Sequence[BrokerId]]) -> None:
-        """This operator wrote ``partitions`` (all of the topic's, after the write)."""
+        """This operator wrote ``partitions`` (all of the topic's, after the write).
+
+        A refresh that started before the write may not contain it; the record is then lost until
+        the next refresh (placement a little less even, never invalid).
+        """
         with self._lock:
             if self._view is None:
                 return
