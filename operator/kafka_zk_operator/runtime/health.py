@@ -44,6 +44,10 @@ class HealthReporter:
         self._watched_partitions: dict[str, set[int]] = {}
         self._dirty: set[str] = set()
         self._last_sent: dict[tuple[str, ResourceRef], dict[str, Any]] = {}
+        #: Bumped each time a topic starts being tracked; watches of an earlier tracking see a
+        #: different value and end (untrack + track before they fire must not double them).
+        self._generation: dict[str, int] = {}
+        self._next_generation = 0
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name=f"kzo-health-{cluster}", daemon=True)
 
@@ -65,8 +69,12 @@ class HealthReporter:
             self._refs.setdefault(topic, set()).add(ref)
             if first:
                 self._watched_partitions[topic] = set()
+                self._next_generation += 1
+                self._generation[topic] = generation = self._next_generation
         if first:
-            DataWatch(self.store.client, znodes_topics.topic_path(topic), self._topic_watcher(topic))
+            DataWatch(
+                self.store.client, znodes_topics.topic_path(topic), self._topic_watcher(topic, generation)
+            )
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -78,6 +86,7 @@ class HealthReporter:
             if not refs:
                 del self._refs[topic]
                 self._watched_partitions.pop(topic, None)
+                self._generation.pop(topic, None)
                 for gauge in (metrics.UNDER_REPLICATED, metrics.OFFLINE):
                     with contextlib.suppress(KeyError):
                         gauge.remove(self.cluster, topic)
@@ -85,6 +94,10 @@ class HealthReporter:
     def tracked(self, topic: str) -> bool:
         with self._lock:
             return topic in self._refs
+
+    def _current(self, topic: str, generation: int) -> bool:
+        with self._lock:
+            return not self._stopped and self._generation.get(topic) == generation
 
     def mark_dirty(self, topic: str) -> None:
         with self._lock:
@@ -101,9 +114,9 @@ class HealthReporter:
             self._lock.notify_all()
         return True
 
-    def _topic_watcher(self, topic: str) -> Callable[[bytes | None, Any], bool]:
+    def _topic_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:
         def on_topic_change(data: bytes | None, stat: Any) -> bool:
-            if not self.tracked(topic) or self._stopped:
+            if not self._current(topic, generation):
                 return False  # stop watching
             if data is not None:
                 try:
@@ -111,16 +124,16 @@ class HealthReporter:
                 except errors.MalformedZnode:
                     assignment = None
                 if assignment is not None:
-                    self._watch_partitions(topic, set(assignment.partitions))
+                    self._watch_partitions(topic, set(assignment.partitions), generation)
             self.mark_dirty(topic)
             return True
 
         return on_topic_change
 
-    def _watch_partitions(self, topic: str, partitions: set[int]) -> None:
+    def _watch_partitions(self, topic: str, partitions: set[int], generation: int) -> None:
         with self._lock:
             known = self._watched_partitions.get(topic)
-            if known is None:
+            if known is None or self._generation.get(topic) != generation:
                 return
             new = partitions - known
             known |= new
@@ -128,12 +141,12 @@ class HealthReporter:
             DataWatch(
                 self.store.client,
                 znodes_topics.partition_state_path(topic, partition),
-                self._state_watcher(topic),
+                self._state_watcher(topic, generation),
             )
 
-    def _state_watcher(self, topic: str) -> Callable[[bytes | None, Any], bool]:
+    def _state_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:
         def on_state_change(data: bytes | None, stat: Any) -> bool:
-            if not self.tracked(topic) or self._stopped:
+            if not self._current(topic, generation):
                 return False
             self.mark_dirty(topic)
             return True
@@ -174,12 +187,15 @@ class HealthReporter:
         metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
         metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
         for ref in refs:
-            if self._last_sent.get((topic, ref)) == fields:
-                continue
+            with self._lock:
+                if self._last_sent.get((topic, ref)) == fields:
+                    continue
             body = dict(fields)
             body["lastSyncTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             self.patch_status(ref, body)
-            self._last_sent[(topic, ref)] = fields
+            with self._lock:
+                if ref in self._refs.get(topic, ()):  # not untracked meanwhile
+                    self._last_sent[(topic, ref)] = fields
 
     def forget_sent(self, topic: str, ref: ResourceRef) -> None:
         """The handler wrote a full status: compare future refreshes against fresh data."""
