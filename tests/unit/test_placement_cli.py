@@ -119,6 +119,32 @@ BAD_SNAPSHOTS = {
     "mixed rf": (_doc(t={"partitions": {"0": [0, 1], "1": [0]}}), "mixes replication factors"),
     "malformed json": ('{"brokers": {"0": {}', "not valid JSON"),
     "wrong type": (_doc(t={"partitions": {"0": "0,1"}}), "must be a non-empty list of broker ids"),
+    # Found by fuzzing the CLI: each of these used to end in a traceback or be accepted silently.
+    "no topics": (_doc(), "has no topics: there is nothing to plan"),
+    "repeated key": ('{"brokers": {"0": {}, "0": {}}, "topics": {}}', "repeats the key '0'"),
+    "nested too deeply": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    "number too long": (
+        _doc(t={"partitions": {"0": [0]}}).replace("[0]", "[" + "1" * 5000 + "]"),
+        "unreadable value",
+    ),
+    "illegal topic name": (_doc(**{"a/b c": {"partitions": {"0": [0, 1]}}}), "not a Kafka topic name"),
+    "lone surrogate in a rack": (
+        '{"brokers": {"0": {"rack": "\\ud800"}}, "topics": {"t": {"partitions": {"0": [0]}}}}',
+        "must be printable text",
+    ),
+    "size overflow": (
+        _doc(t={"partitions": {"0": [0, 1]}, "sizes": {"0": 2**63}}),
+        "non-negative integer number of bytes",
+    ),
+    "sizes adding up past int64": (
+        _doc(
+            t={
+                "partitions": {str(p): [0, 1] for p in range(600)},
+                "sizes": {str(p): 2**53 for p in range(600)},
+            }
+        ),
+        "sizes add up to",
+    ),
 }
 
 
@@ -159,6 +185,15 @@ BAD_ARGS = {
     "bad broker list": (["--mode", "remove-brokers", "--brokers", "1,x"], "invalid broker 'x'"),
     "bad mode": (["--mode", "shuffle"], "invalid choice"),
     "no topic": (["--mode", "rebalance", "--topics", "nothing.*"], "no topic matches"),
+    "rf beyond a 16-bit int": (
+        ["--mode", "replication-factor", "--replication-factor", "99999999999999999999"],
+        "expected a replication factor from 1 to 32767",
+    ),
+    "tolerance beyond reason": (
+        ["--mode", "rebalance", "--tolerance", "9223372036854775807"],
+        "up to 1,000,000",
+    ),
+    "chart format": (["--mode", "rebalance", "--plot", "chart.xyz"], "must end in .png, .svg, .pdf"),
 }
 
 
@@ -216,3 +251,27 @@ def test_subprocess_success(snapshot: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "100% done" in result.stderr and "Traceback" not in result.stderr
     assert json.loads(out_file.read_text())["partitions"]
+
+
+def test_nothing_is_written_when_an_output_cannot_be(
+    snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o.json"
+    code, _, err = run(
+        capsys, "--snapshot", str(snapshot), "--mode", "rebalance", "-o", str(out),
+        "--report", str(tmp_path / "missing" / "r.json"),
+    )  # fmt: skip
+    assert code == 2 and "does not exist" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["--report", "--plot"])
+def test_two_outputs_naming_one_file_are_refused(
+    flag: str, snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    same = str(tmp_path / "o.png")
+    code, _, err = run(capsys, "--snapshot", str(snapshot), "--mode", "rebalance", "-o", same, flag, same)
+    assert code == 2 and "is the same file as -o" in err
+    code, _, err = run(capsys, "--snapshot", str(snapshot), "--mode", "rebalance", "-o", str(snapshot))
+    assert code == 2 and "is the same file as --snapshot" in err
+    assert json.loads(snapshot.read_text())["topics"], "the input was not overwritten"

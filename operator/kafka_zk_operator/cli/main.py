@@ -65,6 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`: not an error worth a traceback
         sys.stderr.close()
         return 0
+    except OSError as exc:  # e.g. stdout on a full disk: the system's words, one line
+        print(f"kzo {args.command}: error: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(
+            f"kzo {args.command}: error: out of memory (is the input far larger than intended?)",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print(f"kzo {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -25,11 +25,18 @@ from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
 from kafka_zk_operator.cli.plan_render import ProgressBar, summary
+from kafka_zk_operator.cli.zk_reading import check_output, write_output
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanRequest, plan
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 _MAX_ID = 2**31 - 1
+#: Kafka's replication factor is a 16-bit integer in its protocol.
+_MAX_REPLICATION_FACTOR = 2**15 - 1
+#: Far above any real imbalance; keeps the engine's integer arithmetic in range.
+_MAX_TOLERANCE = 1_000_000
+#: Chart formats ``--plot`` writes (by the file's extension).
+PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
 def register(subparsers: Any) -> None:
@@ -59,7 +66,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--exclude-topics", metavar="REGEX", help="topics never changed (whole-name match)")
     parser.add_argument(
-        "--replication-factor", type=int, metavar="N", help="new RF (mode replication-factor)"
+        "--replication-factor",
+        type=_replication_factor,
+        metavar="N",
+        help="new RF (mode replication-factor)",
     )
     parser.add_argument(
         "--engine",
@@ -83,7 +93,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="reassignment JSON ('-' = stdout)"
     )
-    parser.add_argument("--plot", type=Path, metavar="PNG", help="write a before/after chart")
+    parser.add_argument(
+        "--plot", type=_plot_path, metavar="PNG", help="write a before/after chart (.png, .svg or .pdf)"
+    )
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write the full report as JSON")
     parser.add_argument("--progress", action="store_true", help="show the progress bar even without a TTY")
     parser.add_argument(
@@ -94,11 +106,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, plan, write; domain errors propagate to ``cli.main`` (exit code 2)."""
+    _check_outputs(args)
     engine = _spark_engine(args.spark_master) if args.engine == "spark" else plan
     bar = ProgressBar(sys.stderr, enabled=args.progress or sys.stderr.isatty())
     try:
         bar("load", 0.0)
         cluster = _load(args.snapshot, allow_mixed_rf=args.allow_mixed_rf)
+        if cluster.n_partitions == 0:
+            raise CliError(f"snapshot {args.snapshot} has no topics: there is nothing to plan")
         mode = Mode(args.mode)
         cluster, ids = _with_new_brokers(cluster, args.brokers, mode)
         request = PlanRequest(
@@ -115,13 +130,13 @@ def run(args: argparse.Namespace) -> int:
         elapsed = time.perf_counter() - started
         bar("write", 0.97)
         document = json.dumps(result.reassignment(), separators=(",", ":")) + "\n"
-        _write(args.output, document)
-        if args.report is not None:
-            _write(str(args.report), json.dumps(_report_dict(result.report), indent=1) + "\n")
-        if args.plot is not None:
+        if args.plot is not None:  # first: the one writer that can still refuse (matplotlib)
             from kafka_zk_operator.cli.plan_plot import write_plot
 
             write_plot(result.report, args.plot)
+        if args.report is not None:
+            write_output(str(args.report), json.dumps(_report_dict(result.report), indent=1) + "\n")
+        write_output(args.output, document)
         bar("done", 1.0)
     finally:
         bar.close()
@@ -213,19 +228,45 @@ def parse_broker_list(text: str) -> list[Broker | int]:
 
 
 def _non_negative(text: str) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    if not (text.isascii() and text.isdigit()) or int(text) > _MAX_TOLERANCE:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer up to {_MAX_TOLERANCE:,}, got {text!r}"
+        )
     return int(text)
 
 
-def _write(target: str, text: str) -> None:
-    if target == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        Path(target).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"cannot write {target}: {exc.strerror or exc}") from None
+def _replication_factor(text: str) -> int:
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= _MAX_REPLICATION_FACTOR:
+        raise argparse.ArgumentTypeError(
+            f"expected a replication factor from 1 to {_MAX_REPLICATION_FACTOR}, got {text!r}"
+        )
+    return int(value)
+
+
+def _plot_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"the chart file must end in {', '.join(PLOT_FORMATS)} (it picks the format), got {text!r}"
+        )
+    return path
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Before any work: every output can be written, and no two name the same file (or the input)."""
+    outputs = [("-o", args.output)]
+    outputs += [("--report", str(args.report))] if args.report is not None else []
+    outputs += [("--plot", str(args.plot))] if args.plot is not None else []
+    seen: dict[Path, str] = {Path(args.snapshot).resolve(): "--snapshot"}
+    for flag, path in outputs:
+        check_output(path)
+        if path == "-":
+            continue
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise CliError(f"{flag} {path} is the same file as {seen[resolved]}: give each its own file")
+        seen[resolved] = flag
 
 
 def _report_dict(report: Any) -> dict[str, Any]:

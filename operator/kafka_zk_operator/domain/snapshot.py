@@ -18,6 +18,7 @@ file; this module only sees its text or parsed value.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,6 +31,13 @@ from kafka_zk_operator.domain.placement.arrays import EMPTY, ClusterArrays, buil
 
 #: Kafka broker and partition ids are Java ints.
 _MAX_ID = 2**31 - 1
+#: Topic names any Kafka version accepted: today's characters, and up to 255 characters (the
+#: limit before 0.10.0 made it 249), so snapshots of long-lived clusters still load.
+_MAX_LEGACY_NAME_LENGTH = 255
+_LEGACY_TOPIC_NAME = re.compile(rf"[a-zA-Z0-9._-]{{1,{_MAX_LEGACY_NAME_LENGTH}}}")
+#: Sizes beyond this (8 PiB in one partition) are not real, and their sums would overflow.
+_MAX_SIZE = 2**53
+_MAX_TOTAL_SIZE = 2**62
 
 
 @dataclass(frozen=True)
@@ -51,10 +59,24 @@ class ClusterSnapshot:
 def parse_snapshot_json(text: str | bytes, *, allow_mixed_rf: bool = False) -> ClusterSnapshot:
     """Parse a snapshot document; :class:`InvalidSpec` for malformed JSON or content."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise errors.InvalidSpec(f"snapshot is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise errors.InvalidSpec("snapshot is not a snapshot: its JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. a number with more digits than Python converts
+        raise errors.InvalidSpec(f"snapshot has an unreadable value: {str(exc).splitlines()[0]}") from None
     return parse_snapshot(data, allow_mixed_rf=allow_mixed_rf)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """JSON allows repeated keys (the last wins); in a snapshot one is a mistake, so say so."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise errors.InvalidSpec(f"snapshot repeats the key {key!r} in one object")
+        found[key] = value
+    return found
 
 
 def parse_snapshot(data: object, *, allow_mixed_rf: bool = False) -> ClusterSnapshot:
@@ -75,6 +97,9 @@ def parse_snapshot(data: object, *, allow_mixed_rf: bool = False) -> ClusterSnap
     topics: dict[TopicName, TopicSnapshot] = {}
     for name in sorted(data["topics"]):
         topics[name] = _topic(name, data["topics"][name], known, allow_mixed_rf)
+    total = sum(sum(t.sizes.values()) for t in topics.values())
+    if total > _MAX_TOTAL_SIZE:
+        raise errors.InvalidSpec(f"snapshot sizes add up to {total} bytes, more than any real cluster holds")
     return ClusterSnapshot(tuple(brokers), MappingProxyType(topics))
 
 
@@ -92,6 +117,10 @@ def _brokers(raw: dict[str, object]) -> list[Broker]:
         if rack is not None and (not isinstance(rack, str) or not rack):
             raise errors.InvalidSpec(
                 f"brokers[{key!r}].rack must be a non-empty string or null, not {rack!r}"
+            )
+        if rack is not None and not _printable(rack):
+            raise errors.InvalidSpec(
+                f"brokers[{key!r}].rack must be printable text (no control characters or lone surrogates): {rack!r}"
             )
         brokers.append(Broker(broker_id, rack))
     if not brokers:
@@ -112,6 +141,11 @@ def _topic(name: str, raw: object, known: set[int], allow_mixed_rf: bool) -> Top
     where = f"topics[{name!r}]"
     if not name:
         raise errors.InvalidSpec("a topic name is empty")
+    if not _LEGACY_TOPIC_NAME.fullmatch(name) or name in (".", ".."):
+        raise errors.InvalidSpec(
+            f"{where}: not a Kafka topic name (ASCII letters, digits, '.', '_' and '-'; at most "
+            f"{_MAX_LEGACY_NAME_LENGTH} characters; not '.' or '..')"
+        )
     if not isinstance(raw, dict):
         raise errors.InvalidSpec(f'{where} must be an object with "partitions", not {_kind(raw)}')
     parts_raw = raw.get("partitions")
@@ -153,9 +187,9 @@ def _topic(name: str, raw: object, known: set[int], allow_mixed_rf: bool) -> Top
         pid = _id(key, s_where, "partition id")
         if pid not in partitions:
             raise errors.InvalidSpec(f"{s_where}: partition {pid} is not in {where}.partitions")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= _MAX_SIZE:
             raise errors.InvalidSpec(
-                f"{s_where} must be a non-negative integer number of bytes, not {size!r}"
+                f"{s_where} must be a non-negative integer number of bytes (at most 2**53), not {size!r}"
             )
         sizes[pid] = size
     ordered = {pid: partitions[pid] for pid in sorted(partitions)}
@@ -168,6 +202,14 @@ def _id(text: str, where: str, what: str) -> int:
             f"{where}: {what} must be a non-negative integer (as a string key), not {text!r}"
         )
     return int(text)
+
+
+def _printable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return text.isprintable()
 
 
 def _kind(value: object) -> str:
