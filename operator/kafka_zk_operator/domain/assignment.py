@@ -305,10 +305,18 @@ def _check_java_int_range(
     else:
         shift_bound = max_shift + replication_factor - 2
     if last_partition_id + start_bound > _JAVA_INT_MAX or shift_bound > _JAVA_INT_MAX:
+        fix = (
+            "Use fewer partitions or a lower start partition id"
+            if fixed_start_index < n_brokers
+            else "Use a start index below the broker count"
+        )
+        given = f"{n_partitions} partitions"
+        if start_partition_id >= 0:
+            given += f" from partition id {start_partition_id}"
+        if fixed_start_index >= 0:
+            given += f" with start index {fixed_start_index}"
         raise errors.InvalidSpec(
-            f"Start index {fixed_start_index}, start partition id {start_partition_id} and {n_partitions} "
-            "partitions are too large: Kafka computes assignments with 32-bit integers. "
-            "Use a start index below the broker count."
+            f"{given} are out of range: Kafka computes assignments with 32-bit integers. {fix}."
         )
 
 
