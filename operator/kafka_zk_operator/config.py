@@ -39,11 +39,20 @@ Environment variables (the Helm chart sets them; every one has a default):
 ``KZO_STATUS_HEARTBEAT_SECONDS``
     An in-sync resync changes nothing in the status; ``lastSyncTime`` is refreshed at most this
     often (default 300) unless something else changed.
+
+``KZO_REASSIGNMENT_POLL_SECONDS`` and ``KZO_REASSIGNMENT_STUCK_SECONDS`` belong to
+``handlers.partitionreassignment`` (read there at import); :func:`load` only checks them, so that
+a bad value is a one-line error before the handlers are imported.
+
+Bad input of any kind is a :class:`SettingsError` whose message is one line naming the variable
+or key, what is wrong and what is expected; :func:`load` raises nothing else.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,52 +110,243 @@ class SettingsError(Exception):
     """The operator's own configuration is wrong; the message says which variable or key."""
 
 
-def _read_secret_file(path: str | None, what: str) -> str | None:
+#: The rules of ``kzo snapshot --zookeeper`` (``cli.zk_reading.connect_string``; config does not
+#: import the CLI): comma-separated HOST[:PORT] (name, IPv4 or [IPv6]), then an optional /CHROOT.
+_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
+_HOST_PORT = re.compile(rf"{_HOST}(:(?P<port>[0-9]{{1,5}}))?")
+_CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. 'zk-0:2181,zk-1:2181/kafka'"
+#: A Kubernetes namespace name: an RFC 1123 label.
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+#: kazoo sends the session timeout as a 32-bit count of milliseconds.
+_MAX_SESSION_TIMEOUT_S = 2_147_483.0
+_MIN_SESSION_TIMEOUT_S = 0.001
+
+
+def _show(value: object, limit: int = 80) -> str:
+    """``repr`` of a user-supplied value, shortened: always one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _plain(text: str) -> str:
+    """A path or name as is when printable (one line), else its ``repr``."""
+    return text if text.isprintable() else _show(text)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, bool):
+        return f"the boolean {value!r}"
+    if isinstance(value, str):
+        return f"the string {_show(value)}"
+    if isinstance(value, int | float):
+        return f"the number {_show(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _utf8(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(
+            f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
+        ) from exc
+
+
+def _read_file(path: str, what: str) -> str:
+    """The text of ``path`` (UTF-8). :raises SettingsError: unreadable or not UTF-8."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or _one_line(str(exc))
+        raise SettingsError(
+            f"{what}: cannot read {_plain(path)}: {reason}; check the path and that the file is "
+            "mounted and readable"
+        ) from exc
+    except ValueError as exc:  # e.g. an embedded NUL character
+        raise SettingsError(f"{what}: {_show(path)} is not a usable file path ({exc})") from exc
+    return _utf8(data, f"{what}: {_plain(path)}")
+
+
+def _read_secret_file(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    path = section.get(key)
+    what = f"{where}.{key}"
     if path is None:
         return None
-    try:
-        return Path(path).read_text().strip()
-    except OSError as exc:
-        raise SettingsError(f"cannot read {what} from {path}: {exc.strerror}") from exc
+    if not isinstance(path, str) or not path.strip():
+        raise SettingsError(f"{what} must be the path of a file (a string), got {_kind(path)}")
+    text = _read_file(path, what)
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()  # as text-mode reading did
 
 
-def _cluster_from_dict(raw: Mapping[str, Any], index: int) -> ClusterSettings:
-    where = f"clusters[{index}]"
+def _optional_str(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    value = section.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise SettingsError(f"{where}.{key} must be a string, got {_kind(value)}; quote it in the YAML")
+
+
+def _section(raw: Mapping[Any, Any], key: str, where: str) -> Mapping[Any, Any] | None:
+    value = raw.get(key)
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise SettingsError(f"{where}.{key} must be a mapping of {key} settings, got {_kind(value)}")
+
+
+def _flag(raw: Mapping[Any, Any], key: str, where: str, default: bool) -> bool:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise SettingsError(f"{where}.{key} must be true or false (unquoted), got {_kind(value)}")
+
+
+def _session_timeout(raw: Mapping[Any, Any], where: str) -> float:
+    value = raw.get("sessionTimeoutSeconds")
+    if value is None:
+        return 18.0
+    number = math.nan
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            number = math.nan
+    if not _MIN_SESSION_TIMEOUT_S <= number <= _MAX_SESSION_TIMEOUT_S:  # False for NaN
+        raise SettingsError(
+            f"{where}.sessionTimeoutSeconds must be a positive finite number of seconds "
+            f"({_MIN_SESSION_TIMEOUT_S:g} to {_MAX_SESSION_TIMEOUT_S:.0f}), e.g. 18; got {_kind(value)}"
+        )
+    return number
+
+
+def _connect_problem(value: str) -> str | None:
+    """Why ``value`` is not a ZooKeeper connect string, or None when it is one."""
+    hosts, slash, chroot = value.partition("/")
+    for entry in hosts.split(","):
+        match = _HOST_PORT.fullmatch(entry)
+        if match is None:
+            return f"{_show(entry, 40)} is not HOST or HOST:PORT"
+        port = match.group("port")
+        if port is not None and not 0 < int(port) < 65536:
+            return f"port {port} is not in 1-65535"
+    if slash and chroot and any(not segment for segment in chroot.split("/")):
+        return f"the chroot {_show('/' + chroot, 40)} has an empty segment"
+    if ":" not in value:
+        return "no HOST:PORT in it"
+    return None
+
+
+def _connect(value: object, what: str) -> str:
+    """A validated connect string (stripped). :raises SettingsError: naming ``what``."""
+    if not isinstance(value, str) or not value.strip():
+        got = "it is missing" if value is None else f"got {_kind(value)}"
+        raise SettingsError(
+            f"{what} must be a ZooKeeper connect string (Kafka's zookeeper.connect) "
+            f"like {_CONNECT_FORMAT}; {got}"
+        )
+    connect = value.strip()
+    problem = _connect_problem(connect)
+    if problem is not None:
+        raise SettingsError(
+            f"{what}={_show(value)} is not a ZooKeeper connect string ({problem}); expected {_CONNECT_FORMAT}"
+        )
+    return connect
+
+
+def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
+    if not isinstance(raw, Mapping):
+        raise SettingsError(
+            f"{where} must be a mapping with 'name' and 'zookeeper' keys "
+            f"(e.g. '- name: main' / '  zookeeper: zk:2181/kafka'), got {_kind(raw)}"
+        )
     name = raw.get("name")
-    connect = raw.get("zookeeper")
     if not isinstance(name, str) or not name:
         raise SettingsError(f"{where}.name must be a non-empty string")
-    if not isinstance(connect, str) or ":" not in connect:
-        raise SettingsError(f"{where}.zookeeper must be a connect string like 'zk:2181/kafka'")
+    connect = _connect(raw.get("zookeeper"), f"{where}.zookeeper")
     sasl = None
-    if isinstance(raw.get("sasl"), Mapping):
-        s = raw["sasl"]
+    s = _section(raw, "sasl", where)
+    if s is not None:
+        sasl_where = f"{where}.sasl"
         sasl = SaslSettings(
-            mechanism=str(s.get("mechanism", "DIGEST-MD5")),
-            username=_read_secret_file(s.get("usernameFile"), f"{where}.sasl.usernameFile")
-            or s.get("username"),
-            password=_read_secret_file(s.get("passwordFile"), f"{where}.sasl.passwordFile"),
-            principal=s.get("principal"),
+            mechanism=_optional_str(s, "mechanism", sasl_where) or "DIGEST-MD5",
+            username=_read_secret_file(s, "usernameFile", sasl_where)
+            or _optional_str(s, "username", sasl_where),
+            password=_read_secret_file(s, "passwordFile", sasl_where),
+            principal=_optional_str(s, "principal", sasl_where),
         )
-    digest = _read_secret_file(raw.get("digestAuthFile"), f"{where}.digestAuthFile")
+    digest = _read_secret_file(raw, "digestAuthFile", where)
     tls = None
-    if isinstance(raw.get("tls"), Mapping):
-        t = raw["tls"]
+    t = _section(raw, "tls", where)
+    if t is not None:
+        tls_where = f"{where}.tls"
         tls = TlsSettings(
-            ca_file=t.get("caFile"),
-            cert_file=t.get("certFile"),
-            key_file=t.get("keyFile"),
-            verify_certs=bool(t.get("verify", True)),
+            ca_file=_optional_str(t, "caFile", tls_where),
+            cert_file=_optional_str(t, "certFile", tls_where),
+            key_file=_optional_str(t, "keyFile", tls_where),
+            verify_certs=_flag(t, "verify", tls_where, True),
         )
     zk = ZkConnectionSettings(
         connect=connect,
-        session_timeout_s=float(raw.get("sessionTimeoutSeconds", 18)),
+        session_timeout_s=_session_timeout(raw, where),
         sasl=sasl,
         digest_auth=(digest,) if digest else (),
         tls=tls,
-        secure_acls=bool(raw.get("secureAcls", False)),
+        secure_acls=_flag(raw, "secureAcls", where, False),
     )
     return ClusterSettings(name=name, zookeeper=zk)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """One line for a PyYAML (or constructor) failure, with line/column when known."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = _one_line(exc.problem or exc.context or "syntax error")
+        context = f" ({_one_line(exc.context)})" if exc.context and exc.problem else ""
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"invalid YAML{where}: {problem}{context}"
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = f"character #x{exc.character:04x}" if isinstance(exc.character, int) else "character"
+        return f"invalid YAML at character {exc.position}: unacceptable {char} ({_one_line(str(exc.reason))})"
+    if isinstance(exc, RecursionError):
+        return "invalid YAML: nested too deeply"
+    return f"invalid YAML: {_one_line(str(exc)) or type(exc).__name__}"
+
+
+def _clusters_from_file(path: str) -> tuple[list[ClusterSettings], str | None]:
+    label = f"KZO_CLUSTERS_FILE={_plain(path)}"
+    text = _read_file(path, "KZO_CLUSTERS_FILE")
+    try:
+        doc = yaml.safe_load(text) or {}
+    except Exception as exc:  # PyYAML's constructors also raise ValueError, KeyError, RecursionError...
+        raise SettingsError(f"{label}: {_yaml_problem(exc)}; fix the file's syntax") from exc
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("clusters"), list):
+        raise SettingsError(f"{label} must have a 'clusters' list")
+    items = doc["clusters"]
+    if not items:
+        raise SettingsError(f"{label}: 'clusters' is empty; list at least one cluster (name and zookeeper)")
+    clusters = [_cluster_from_dict(raw, f"{label}: clusters[{i}]") for i, raw in enumerate(items)]
+    default_cluster = doc.get("defaultCluster")
+    names = [c.name for c in clusters]
+    if default_cluster is not None and (not isinstance(default_cluster, str) or default_cluster not in names):
+        raise SettingsError(
+            f"{label}: defaultCluster {_show(default_cluster)} is not one of {names}; "
+            "name one of the clusters or remove it"
+        )
+    return clusters, default_cluster
+
+
+def _cluster_from_env(env: Mapping[str, str]) -> ClusterSettings:
+    connect = _connect(env["KZO_ZOOKEEPER"], "KZO_ZOOKEEPER")
+    name = env.get("KZO_CLUSTER_NAME") or "default"
+    return ClusterSettings(name=name, zookeeper=ZkConnectionSettings(connect=connect, session_timeout_s=18.0))
 
 
 def _choice(env: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -156,51 +356,99 @@ def _choice(env: Mapping[str, str], key: str, default: str, allowed: tuple[str, 
     return value
 
 
-def _number(env: Mapping[str, str], key: str, default: float) -> float:
+def _number(
+    env: Mapping[str, str],
+    key: str,
+    default: float,
+    *,
+    zero_means: str | None = None,
+    read_at_import: bool = False,
+) -> float:
+    """A finite number of seconds: > 0, or >= 0 when ``zero_means`` says what 0 does.
+
+    ``read_at_import``: a handler module also does ``float(value or default)`` at import, so only
+    an empty value may stand for the default (a blank one would crash that import).
+    """
+    raw = env.get(key)
+    if raw is None or raw == "" or (raw.strip() == "" and not read_at_import):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and (value > 0 or (value == 0 and zero_means is not None)):
+        return value
+    expected = f"a number >= 0 (0 {zero_means})" if zero_means is not None else "a number > 0"
+    raise SettingsError(
+        f"{key}={_show(raw)} is not a valid number of seconds: use {expected}, "
+        f"or leave it unset for the default {default:g}"
+    )
+
+
+def _port(env: Mapping[str, str], key: str, default: int, *, zero_disables: bool) -> int:
     raw = env.get(key)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return float(raw)
-    except ValueError as exc:
-        raise SettingsError(f"{key}={raw!r} is not a number") from exc
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    lowest = 0 if zero_disables else 1
+    if math.isfinite(value) and value.is_integer() and lowest <= value <= 65535:
+        return int(value)
+    note = "; 0 disables it" if zero_disables else ""
+    raise SettingsError(
+        f"{key}={_show(raw)} is not a TCP port: use an integer {lowest}-65535{note} (default {default})"
+    )
+
+
+def _namespaces(env: Mapping[str, str]) -> tuple[str, ...]:
+    namespaces = tuple(ns.strip() for ns in env.get("KZO_NAMESPACES", "").split(",") if ns.strip())
+    for ns in namespaces:
+        if not _NAMESPACE.fullmatch(ns):
+            raise SettingsError(
+                f"KZO_NAMESPACES entry {_show(ns)} is not a Kubernetes namespace name: use lowercase "
+                "letters, digits and '-', starting and ending with a letter or digit, at most 63 "
+                "characters; separate namespaces with ',' (empty watches all namespaces)"
+            )
+    return namespaces
 
 
 def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
     """Read settings from ``env`` (default ``os.environ``). :raises SettingsError: with the cause."""
     env = os.environ if env is None else env
     clusters: list[ClusterSettings] = []
-    default_cluster = None
+    default_cluster: str | None = None
     clusters_file = env.get("KZO_CLUSTERS_FILE")
     if clusters_file:
-        try:
-            doc = yaml.safe_load(Path(clusters_file).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise SettingsError(f"KZO_CLUSTERS_FILE={clusters_file}: {exc}") from exc
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("clusters"), list):
-            raise SettingsError(f"KZO_CLUSTERS_FILE={clusters_file} must have a 'clusters' list")
-        clusters = [_cluster_from_dict(raw, i) for i, raw in enumerate(doc["clusters"])]
-        default_cluster = doc.get("defaultCluster")
-    elif env.get("KZO_ZOOKEEPER"):
-        name = env.get("KZO_CLUSTER_NAME", "default")
-        clusters = [_cluster_from_dict({"name": name, "zookeeper": env["KZO_ZOOKEEPER"]}, 0)]
+        clusters, default_cluster = _clusters_from_file(clusters_file)
+    elif env.get("KZO_ZOOKEEPER", "").strip():
+        clusters = [_cluster_from_env(env)]
     if not clusters:
         raise SettingsError("no Kafka cluster configured: set KZO_CLUSTERS_FILE or KZO_ZOOKEEPER")
     names = [c.name for c in clusters]
     if len(set(names)) != len(names):
-        raise SettingsError(f"cluster names must be unique, got {names}")
-    if default_cluster is not None and default_cluster not in names:
-        raise SettingsError(f"defaultCluster {default_cluster!r} is not one of {names}")
-    namespaces = tuple(ns.strip() for ns in env.get("KZO_NAMESPACES", "").split(",") if ns.strip())
+        raise SettingsError(f"cluster names must be unique, got {names}; rename the duplicates")
+    # Read by handlers.partitionreassignment at import; checked here so that a bad value is one line.
+    _number(env, "KZO_REASSIGNMENT_POLL_SECONDS", 5.0, read_at_import=True)
+    _number(
+        env,
+        "KZO_REASSIGNMENT_STUCK_SECONDS",
+        1800.0,
+        zero_means="marks a leaderless batch stuck at once",
+        read_at_import=True,
+    )
     return OperatorSettings(
         clusters=tuple(clusters),
         default_cluster=default_cluster,
-        namespaces=namespaces,
-        resync_seconds=_number(env, "KZO_RESYNC_SECONDS", 60.0),
+        namespaces=_namespaces(env),
+        resync_seconds=_number(env, "KZO_RESYNC_SECONDS", 60.0, read_at_import=True),
         config_drift=_choice(env, "KZO_CONFIG_DRIFT", "revert", ("revert", "report")),
         deleted_topic_drift=_choice(env, "KZO_DELETED_TOPIC_DRIFT", "recreate", ("recreate", "report")),
-        metrics_port=int(_number(env, "KZO_METRICS_PORT", 9090)),
-        health_port=int(_number(env, "KZO_HEALTH_PORT", 8080)),
-        create_wait_seconds=_number(env, "KZO_CREATE_WAIT_SECONDS", 10.0),
-        status_heartbeat_seconds=_number(env, "KZO_STATUS_HEARTBEAT_SECONDS", 300.0),
+        metrics_port=_port(env, "KZO_METRICS_PORT", 9090, zero_disables=True),
+        health_port=_port(env, "KZO_HEALTH_PORT", 8080, zero_disables=False),
+        create_wait_seconds=_number(env, "KZO_CREATE_WAIT_SECONDS", 10.0, zero_means="does not wait"),
+        status_heartbeat_seconds=_number(
+            env, "KZO_STATUS_HEARTBEAT_SECONDS", 300.0, zero_means="refreshes lastSyncTime on every sync"
+        ),
     )
