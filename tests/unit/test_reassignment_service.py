@@ -429,3 +429,23 @@ def test_an_auto_proposal_gone_stale_and_recomputed_by_spark_waits_for_the_job(
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
     assert (status["phase"], ready["reason"]) == ("Pending", "Planning"), status
     assert zk.reassign is None
+
+
+def test_a_batch_moved_by_someone_else_is_waited_for_not_taken_for_ours(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    """kafka-reassign-partitions 3.x (Admin API, no znode) moves partition 0 of our first batch."""
+    zk.topics["t"][0] = (1, 2, 3)
+    zk.adding["t"] = {0: (3,)}  # in flight to [1, 3], someone else's target
+    api = FakeApi(body(partitions=MOVES[:1], throttle=100), journal)
+    step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "Running" and "not started by this resource" in status["message"], status
+    assert zk.reassign is None and zk.configs[("brokers", "1")] == {RATE: "777"}, "no throttle, no znode"
+    assert ("brokers", "3") not in zk.configs
+
+    zk.topics["t"][0] = (1, 3)  # their move is done
+    zk.adding.clear()
+    step(api, zk)
+    assert zk.reassign is not None and [list(e.replicas) for e in zk.reassign] == [[3, 1]]
+    assert api.body["status"]["progress"]["batchSubmitted"] == 1

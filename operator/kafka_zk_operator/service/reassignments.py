@@ -430,7 +430,7 @@ class _Run:
                 self.event("Normal", "BatchCompleted", f"Batch {current} of {total} done: {_names(batch)}")
                 continue
             self.set_progress(partitionsDone=done_before + len(state.done))
-            if observation.owner is ZnodeOwner.OURS or state.in_flight:
+            if observation.owner is ZnodeOwner.OURS or (state.in_flight and submitted(progress, current)):
                 if not progress.get("batchStartedAt"):  # submitted just before a crash
                     self.set_progress(batchStartedAt=timestamp(self.now))
                 self.adjust_throttle(current, batch)
@@ -447,6 +447,9 @@ class _Run:
                 return
             if observation.owner in (ZnodeOwner.FOREIGN, ZnodeOwner.INVALID):
                 self.wait_external(Phase.RUNNING, observation.owner)
+                return
+            if state.in_flight:  # moved by someone else (Kafka's Admin API writes no znode)
+                self.wait_external(Phase.RUNNING, ZnodeOwner.FOREIGN)
                 return
             if stop:
                 self.finish(
@@ -499,6 +502,10 @@ class _Run:
         rate = self.resource.spec.get("throttle")
         if rate:
             self.ensure_throttle(current, int(rate), batch)
+        # Write-ahead: a batch found moving later is ours only if this reached the status first.
+        if self.progress.get("batchSubmitted") != current:
+            self.set_progress(batchSubmitted=current)
+            self.api.patch_status(self.resource.ref, {"progress": self.status["progress"]})
         try:
             execution.submit_batch(store, waiting)
         except errors.ReassignmentInProgress:
@@ -614,6 +621,12 @@ class _Run:
         self.event(kind, phase.value, message)
 
 
+def submitted(progress: Mapping[str, Any], batch: int) -> bool:
+    """This resource submitted ``batch``: recorded before the znode was written (``batchSubmitted``)
+    or after (``batchStartedAt``, also what resources started by older versions have)."""
+    return progress.get("batchSubmitted") == batch or bool(progress.get("batchStartedAt"))
+
+
 def spec_digest(spec: Mapping[str, Any]) -> str:
     """Digest of the spec without ``throttle`` (the one field a running reassignment follows)."""
     fixed = {key: value for key, value in spec.items() if key != "throttle"}
@@ -695,7 +708,10 @@ def delete(
                 now=now, started_at=None, stuck_after_seconds=settings.stuck_after_seconds,
             )  # fmt: skip
             state = observation.progress
-            if (observation.owner is ZnodeOwner.OURS or state.in_flight) and not state.dead_targets:
+            ours = observation.owner is ZnodeOwner.OURS or (
+                state.in_flight and submitted(run.progress, current)
+            )
+            if ours and not state.dead_targets:
                 message = (
                     f"Deleting: waiting for batch {current} to finish (ZooKeeper mode cannot cancel it); "
                     "throttles are removed afterwards."
