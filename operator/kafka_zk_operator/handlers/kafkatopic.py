@@ -8,10 +8,8 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
@@ -25,6 +23,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
 from kafka_zk_operator.domain.topic_status import ReconcileMode, build_topic_status, status_changes
 from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import topics
 
 #: Period of the level-based resync (read at import: kopf needs it when registering the timer).
@@ -71,19 +70,10 @@ def _post(body: kopf.Body, events: list[topics.Event]) -> None:
         metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
 
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-@contextmanager
-def _serialized(uid: str) -> Iterator[None]:
-    """One reconcile at a time per resource: kopf runs the resync timer in parallel with the
-    create/update/resume handlers, and two reconciles of one topic would race (both create, or
-    both add the same partitions). A timer's body is kopf's live view, read after the wait."""
-    with _locks_guard:
-        lock = _locks.setdefault(uid, threading.Lock())
-    with lock:
-        yield
+#: One reconcile at a time per resource: kopf runs the resync timer in parallel with the
+#: create/update/resume handlers, and two reconciles of one topic would race (both create, or both
+#: add the same partitions). A timer's body is kopf's live view, read after the wait.
+_locks = KeyedLocks()
 
 
 def _reconcile(
@@ -93,7 +83,7 @@ def _reconcile(
     index: kopf.Index[Any, Any],
     status: Mapping[str, Any],
 ) -> None:
-    with _serialized(str(body.get("metadata", {}).get("uid", ""))):
+    with _locks.held(str(body.get("metadata", {}).get("uid", ""))):
         _reconcile_now(body, patch, memo, index, status)
 
 
@@ -221,10 +211,9 @@ def kafkatopic_resync(
 @kopf.on.delete(GROUP, VERSION, PLURAL)
 def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
     uid = str(body.get("metadata", {}).get("uid", ""))
-    with _serialized(uid):
+    with _locks.held(uid):
         _delete(body, patch, memo, kwargs["kafkatopic_owners"])
-    with _locks_guard:  # done (a retry raises above and keeps it)
-        _locks.pop(uid, None)
+    _locks.forget(uid)  # done (a retry raises above and keeps it)
 
 
 def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: kopf.Index[Any, Any]) -> None:

@@ -18,8 +18,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +36,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_status import is_terminal
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import reassignments
 from kafka_zk_operator.service.topics import Event
 
@@ -45,24 +45,16 @@ STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") o
 KIND = "partitionreassignment"
 
 _apis: dict[tuple[str, ...], KubernetesReassignments] = {}
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
+_apis_guard = threading.Lock()
+_locks = KeyedLocks()
 
 
 def _api(memo: Any) -> KubernetesReassignments:
     """The API port, scoped to the namespaces the operator serves."""
     settings: OperatorSettings = memo.settings
     namespaces = tuple(settings.namespaces)
-    with _locks_guard:
+    with _apis_guard:
         return _apis.setdefault(namespaces, KubernetesReassignments(namespaces))
-
-
-@contextmanager
-def _serialized(uid: str) -> Iterator[None]:
-    with _locks_guard:
-        lock = _locks.setdefault(uid, threading.Lock())
-    with lock:
-        yield
 
 
 def _cluster_name(memo: Any, body: Mapping[str, Any]) -> str | None:
@@ -102,7 +94,7 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     # One reconcile at a time per resource, and per Kafka cluster: the queue check ("is another
     # reassignment of this cluster ahead or running?") and saving this one's start must not
     # interleave with another resource doing the same (two could otherwise both start).
-    with _serialized(resource.uid), _serialized(f"cluster/{cluster}"):
+    with _locks.held(resource.uid), _locks.held(f"cluster/{cluster}"):
         result = reassignments.reconcile(
             resource.ref,
             _api(memo),
@@ -163,7 +155,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
     if _cluster_name(memo, body) is None:
         return  # it never named a cluster we serve: nothing in Kafka belongs to it
     try:
-        with _serialized(resource.uid):
+        with _locks.held(resource.uid):
             result = reassignments.delete(
                 resource.ref,
                 _api(memo),
@@ -179,5 +171,4 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
     for gauge in (metrics.REASSIGNMENT_PROGRESS, metrics.REASSIGNMENT_TOTAL):
         with contextlib.suppress(KeyError):
             gauge.remove(*resource.ref)
-    with _locks_guard:
-        _locks.pop(resource.uid, None)
+    _locks.forget(resource.uid)
