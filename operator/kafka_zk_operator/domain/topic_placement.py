@@ -43,17 +43,15 @@ def balanced_assignment(
     existing: Mapping[PartitionId, Sequence[BrokerId]],
     partitions: int,
     replication_factor: int,
-    rack_aware: bool = True,
 ) -> dict[PartitionId, tuple[BrokerId, ...]] | None:
     """Replica lists (leader first) for partitions ``len(existing) .. partitions - 1`` of ``topic``.
 
     :param existing: the topic's current partitions (empty for a new topic); they do not move.
-    :param rack_aware: False ignores racks (Kafka's ``RackAwareMode.Disabled``).
     :returns: ``None`` when ``existing`` has replicas on unregistered brokers (see module doc).
     :raises InvalidReplicationFactor: more replicas than registered brokers.
     :raises InvalidSpec: only some brokers have a rack (with ``rack_aware``).
     """
-    live = dict(cluster.brokers) if rack_aware else dict.fromkeys(cluster.brokers)
+    live = dict(cluster.brokers)
     if any(b not in live for replicas in existing.values() for b in replicas):
         return None
     count = partitions - len(existing)

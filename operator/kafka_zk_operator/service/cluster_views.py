@@ -10,7 +10,7 @@ is a heuristic, a view a few seconds old only makes it slightly less even.
 
 :meth:`ClusterViewCache.placing` serializes "place, then write" per cluster so two creations
 running in parallel worker threads never both pick the same least-loaded brokers. The slow part,
-reading the view, happens before (:meth:`ClusterViewCache.refresh`), under a lock of its own: a
+reading the view, happens before (:meth:`ClusterViewCache.view`), under a lock of its own: a
 placement waits for a refresh only when it needs it.
 """
 
@@ -53,7 +53,7 @@ class ClusterViewCache:
 
     @contextmanager
     def placing(self) -> Iterator[None]:
-        """Hold while placing and writing one topic's partitions (call :meth:`refresh` first)."""
+        """Hold while placing and writing one topic's partitions (call :meth:`view` first)."""
         with self._placing:
             yield
 
@@ -63,7 +63,7 @@ class ClusterViewCache:
                 return self._view
             return None
 
-    def refresh(self) -> ClusterView:
+    def view(self) -> ClusterView:
         """The view, read from ZooKeeper first when it is older than ``max_age``."""
         view = self._fresh()
         if view is not None:
@@ -78,9 +78,6 @@ class ClusterViewCache:
                 self._view, self._read_at = read, started
                 self.reads += 1
             return read
-
-    def view(self) -> ClusterView:
-        return self.refresh()
 
     def placer(self, topic: str, live_brokers: Sequence[Broker]) -> Placer:
         """Balanced placement of ``topic`` on the view, with the brokers registered right now."""

@@ -187,7 +187,7 @@ def reconcile_topic(
             desired = dataclasses.replace(desired, replication_factor=rf_change[0])
         views = _balanced_views(desired, snapshot, store)
         if views is not None:
-            views.refresh()  # the slow read, before taking the per-cluster placing lock
+            views.view()  # the slow read, before taking the per-cluster placing lock
         with views.placing() if views is not None else contextlib.nullcontext():
             brokers = store.live_brokers()
             plan = plan_topic(
