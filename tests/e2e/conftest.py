@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
@@ -52,6 +53,40 @@ def operator_running(cluster: KafkaCluster, log_dir: Path, env: dict[str, str]) 
         yield process
     finally:
         process.stop()
+
+
+@contextmanager
+def scoped_operator(
+    cluster: KafkaCluster,
+    session_operator: OperatorProcess,
+    namespace: str,
+    log_dir: Path,
+    clusters: dict[str, str],
+) -> Iterator[OperatorProcess]:
+    """``kzo operator`` serving ``clusters`` (name -> ZooKeeper connect; the first is the default)
+    in ``namespace`` only. The session operator watches every namespace, so it is stopped meanwhile."""
+    clusters_file = log_dir / "clusters.yaml"
+    clusters_file.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [{"name": name, "zookeeper": connect} for name, connect in clusters.items()],
+                "defaultCluster": next(iter(clusters)),
+            }
+        )
+    )
+    session_operator.stop()
+    scoped = OperatorProcess(
+        kubeconfig=cluster.kubeconfig,
+        zk_connect="unused",
+        log_path=log_dir / "operator.log",
+        extra_env={"KZO_CLUSTERS_FILE": str(clusters_file), "KZO_ZOOKEEPER": "", "KZO_NAMESPACES": namespace},
+    )
+    try:
+        scoped.start()
+        yield scoped
+    finally:
+        scoped.stop()
+        session_operator.start()
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 from kazoo.client import KazooClient
 from kazoo.security import make_acl
 from kubernetes import client
@@ -25,7 +24,7 @@ from kafka_zk_operator.devstack import ports
 from kafka_zk_operator.devstack.kafka import KafkaBroker
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import Resources, kafkatopic, wait_gone
+from tests.e2e.conftest import Resources, kafkatopic, scoped_operator, wait_gone
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
@@ -89,31 +88,9 @@ def two_cluster_operator(
     namespace: str,
     tmp_path: Path,
 ) -> Iterator[OperatorProcess]:
-    clusters_file = tmp_path / "clusters.yaml"
-    clusters_file.write_text(
-        yaml.safe_dump(
-            {
-                "clusters": [
-                    {"name": "main", "zookeeper": kafka_cluster.zk_connect},
-                    {"name": "no-delete", "zookeeper": refusing_cluster.zk_connect},
-                ],
-                "defaultCluster": "main",
-            }
-        )
-    )
-    operator.stop()  # the session operator watches every namespace; give this one the stage
-    scoped = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect="unused",
-        log_path=tmp_path / "operator.log",
-        extra_env={"KZO_CLUSTERS_FILE": str(clusters_file), "KZO_ZOOKEEPER": "", "KZO_NAMESPACES": namespace},
-    )
-    try:
-        scoped.start()
+    clusters = {"main": kafka_cluster.zk_connect, "no-delete": refusing_cluster.zk_connect}
+    with scoped_operator(kafka_cluster, operator, namespace, tmp_path, clusters) as scoped:
         yield scoped
-    finally:
-        scoped.stop()
-        operator.start()
 
 
 def _events(api_client: client.ApiClient, namespace: str, name: str) -> dict[str, str]:

@@ -6,12 +6,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import Resources, kafkatopic
+from tests.e2e.conftest import Resources, kafkatopic, scoped_operator
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
@@ -25,31 +24,9 @@ def two_cluster_operator(
     tmp_path: Path,
 ) -> Iterator[tuple[OperatorProcess, KafkaCluster]]:
     legacy = kafka_cluster_factory("2.8.2")
-    clusters_file = tmp_path / "clusters.yaml"
-    clusters_file.write_text(
-        yaml.safe_dump(
-            {
-                "clusters": [
-                    {"name": "main", "zookeeper": kafka_cluster.zk_connect},
-                    {"name": "legacy", "zookeeper": legacy.zk_connect},
-                ],
-                "defaultCluster": "main",
-            }
-        )
-    )
-    operator.stop()  # the session operator watches every namespace; give this one the stage
-    scoped = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect="unused",
-        log_path=tmp_path / "operator.log",
-        extra_env={"KZO_CLUSTERS_FILE": str(clusters_file), "KZO_ZOOKEEPER": "", "KZO_NAMESPACES": namespace},
-    )
-    try:
-        scoped.start()
+    clusters = {"main": kafka_cluster.zk_connect, "legacy": legacy.zk_connect}
+    with scoped_operator(kafka_cluster, operator, namespace, tmp_path, clusters) as scoped:
         yield scoped, legacy
-    finally:
-        scoped.stop()
-        operator.start()
 
 
 def test_resources_reach_the_cluster_they_name_and_other_namespaces_are_ignored(
