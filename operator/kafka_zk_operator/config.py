@@ -60,6 +60,7 @@ from typing import Any
 
 import yaml
 
+from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.session import SaslSettings, TlsSettings, ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 
@@ -110,10 +111,6 @@ class SettingsError(Exception):
     """The operator's own configuration is wrong; the message says which variable or key."""
 
 
-#: The rules of ``kzo snapshot --zookeeper`` (``cli.zk_reading.connect_string``; config does not
-#: import the CLI): comma-separated HOST[:PORT] (name, IPv4 or [IPv6]), then an optional /CHROOT.
-_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
-_HOST_PORT = re.compile(rf"{_HOST}(:(?P<port>[0-9]{{1,5}}))?")
 _CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. 'zk-0:2181,zk-1:2181/kafka'"
 #: A Kubernetes namespace name: an RFC 1123 label.
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -228,20 +225,11 @@ def _session_timeout(raw: Mapping[Any, Any], where: str) -> float:
 
 
 def _connect_problem(value: str) -> str | None:
-    """Why ``value`` is not a ZooKeeper connect string, or None when it is one."""
-    hosts, slash, chroot = value.partition("/")
-    for entry in hosts.split(","):
-        match = _HOST_PORT.fullmatch(entry)
-        if match is None:
-            return f"{_show(entry, 40)} is not HOST or HOST:PORT"
-        port = match.group("port")
-        if port is not None and not 0 < int(port) < 65536:
-            return f"port {port} is not in 1-65535"
-    if slash and chroot and any(not segment for segment in chroot.split("/")):
-        return f"the chroot {_show('/' + chroot, 40)} has an empty segment"
-    if ":" not in value:
+    """Why ``value`` is not a ZooKeeper connect string (the CLI's rules, plus a port), or None."""
+    problem = session.hosts_problem(value) or session.chroot_problem(value)
+    if problem is None and ":" not in value:
         return "no HOST:PORT in it"
-    return None
+    return problem
 
 
 def _connect(value: object, what: str) -> str:

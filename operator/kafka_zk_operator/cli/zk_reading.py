@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import logging
 import os
-import re
 import sys
 import time
 import warnings
@@ -44,23 +43,17 @@ DEFAULT_CONNECT_TIMEOUT_S = 15.0
 #: Concurrent reads in flight; ZooKeeper answers them in order over one session.
 READ_WORKERS = 16
 
-_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
-_HOST_PORT = re.compile(rf"{_HOST}(:(?P<port>[0-9]{{1,5}}))?")
-_CONNECT_HELP = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. zk-0:2181,zk-1:2181/kafka"
+_CONNECT_HELP = session.CONNECT_FORMAT
 
 
 def connect_string(text: str) -> str:
     """argparse type for Kafka's ``zookeeper.connect``: hosts with optional ports, optional chroot."""
     value = text.strip()
-    hosts, slash, chroot = value.partition("/")
-    for entry in hosts.split(","):
-        match = _HOST_PORT.fullmatch(entry)
-        port = match.group("port") if match else None
-        if match is None or (port is not None and not 0 < int(port) < 65536):
-            raise argparse.ArgumentTypeError(
-                f"invalid ZooKeeper connect string {text!r}: expected {_CONNECT_HELP}"
-            )
-    if slash and chroot and any(not segment for segment in chroot.split("/")):
+    if session.hosts_problem(value) is not None:
+        raise argparse.ArgumentTypeError(
+            f"invalid ZooKeeper connect string {text!r}: expected {_CONNECT_HELP}"
+        )
+    if session.chroot_problem(value) is not None:
         raise argparse.ArgumentTypeError(
             f"invalid chroot in {text!r}: expected /NAME[/NAME...] without empty segments"
         )

@@ -9,6 +9,7 @@ under the sensitive roots where world-read is omitted (``ZkData.defaultAcls``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
@@ -19,6 +20,33 @@ from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 from kafka_zk_operator.domain import errors
 
 SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
+
+#: Kafka's ``zookeeper.connect``: comma-separated HOST[:PORT] (name, IPv4 or [IPv6]), then /CHROOT.
+CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. zk-0:2181,zk-1:2181/kafka"
+_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
+_HOST_PORT = re.compile(rf"{_HOST}(:(?P<port>[0-9]{{1,5}}))?")
+
+
+def hosts_problem(connect: str) -> str | None:
+    """Why the host list of a connect string is not HOST[:PORT],... (None when it is)."""
+    for entry in connect.partition("/")[0].split(","):
+        match = _HOST_PORT.fullmatch(entry)
+        if match is None:
+            shown = repr(entry) if len(entry) <= 40 else repr(entry[:37]) + "..."
+            return f"{shown} is not HOST or HOST:PORT"
+        port = match.group("port")
+        if port is not None and not 0 < int(port) < 65536:
+            return f"port {port} is not in 1-65535"
+    return None
+
+
+def chroot_problem(connect: str) -> str | None:
+    """Why the chroot of a connect string is not /NAME[/NAME...] (None when it is, or is absent)."""
+    _, slash, chroot = connect.partition("/")
+    if slash and chroot and any(not segment for segment in chroot.split("/")):
+        shown = repr("/" + chroot) if len(chroot) < 40 else repr("/" + chroot[:36]) + "..."
+        return f"the chroot {shown} has an empty segment"
+    return None
 
 
 @dataclass(frozen=True)
