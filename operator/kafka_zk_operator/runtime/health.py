@@ -45,7 +45,8 @@ class HealthReporter:
         self._dirty: set[str] = set()
         self._last_sent: dict[tuple[str, ResourceRef], dict[str, Any]] = {}
         #: Bumped each time a topic starts being tracked; watches of an earlier tracking see a
-        #: different value and end (untrack + track before they fire must not double them).
+        #: different value and end (untrack + track before they fire must not double them). kazoo
+        #: re-arms a DataWatch before calling it, so such a watch ends at its second event.
         self._generation: dict[str, int] = {}
         self._next_generation = 0
         self._stopped = False
