@@ -39,6 +39,8 @@ class FakeZk:
         self.configs: dict[tuple[str, str], dict[str, str]] = {}
         self.reassign: list[znodes_admin.PartitionReassignment] | None = None
         self.elections: list[list[znodes_admin.TopicPartition]] = []
+        self.pending_election: tuple[znodes_admin.TopicPartition, ...] | None = None
+        self.lose_election_reply = False
         self.leaders: dict[tuple[str, int], int] = {}
         self.writes = 0
 
@@ -85,8 +87,8 @@ class FakeZk:
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
         return self.read_entity_config("topics", topic)
 
-    def preferred_election_pending(self) -> bool:
-        return False
+    def pending_preferred_election(self) -> tuple[znodes_admin.TopicPartition, ...] | None:
+        return self.pending_election
 
     # writes
     def update_entity_config(
@@ -118,8 +120,14 @@ class FakeZk:
         self.writes += 1
 
     def create_preferred_election(self, partitions: Sequence[znodes_admin.TopicPartition]) -> bool:
+        if self.pending_election is not None:
+            return False
         self.elections.append(list(partitions))
         self.writes += 1
+        if self.lose_election_reply:  # ZooKeeper applied it; the connection dropped before the reply
+            self.pending_election = tuple(partitions)
+            self.lose_election_reply = False
+            raise errors.ZooKeeperError("/admin/preferred_replica_election: connection lost")
         return True
 
     # the controller
@@ -254,6 +262,36 @@ def test_batches_run_one_at_a_time_throttled_then_everything_is_restored(
     assert zk.configs[("topics", "t")] == {LEADERS: "9:9", "retention.ms": "1"}
     assert status["throttle"]["applied"] is False and "previousRates" not in status["throttle"]
     assert result.replicas_moved == 1
+
+
+def test_a_lost_reply_to_the_election_request_is_not_taken_for_someone_elses_election(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    step(api, zk)
+    zk.finish_reassignment()
+    zk.leaders[("t", 0)] = 1  # Kafka kept leader 1 (it stays a replica): 3 must be elected
+    zk.lose_election_reply = True
+    result = step(api, zk)
+    assert [e.reason for e in result.events] == ["BatchCompleted", "ZooKeeperError"]
+    assert api.body["status"]["phase"] == "Running", "the election request is not known to have landed"
+    result = step(api, zk)  # the retry finds the znode it wrote, still pending
+    reasons = [e.reason for e in result.events]
+    assert "LeaderElection" in reasons and "LeaderElectionSkipped" not in reasons
+    assert api.body["status"]["phase"] == "Completed" and len(zk.elections) == 1
+
+
+def test_a_pending_election_that_leaves_partitions_out_is_reported_as_skipped(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    step(api, zk)
+    zk.finish_reassignment()
+    zk.leaders[("t", 0)] = 1
+    zk.pending_election = (znodes_admin.TopicPartition("other", 0),)
+    result = step(api, zk)
+    assert "LeaderElectionSkipped" in [e.reason for e in result.events] and not zk.elections
+    assert api.body["status"]["phase"] == "Completed"
 
 
 def test_a_crash_after_the_write_ahead_reapplies_the_recorded_throttle_not_a_fresh_reading(

@@ -180,8 +180,11 @@ def submit_batch(store: ZkStore, moves: Sequence[PartitionMove]) -> None:
 def elect_preferred_leaders(store: ZkStore, batch: Sequence[PartitionMove]) -> tuple[int, bool]:
     """Ask for a preferred election where the first target replica is in sync but not leader.
 
-    Returns (partitions asked for, whether the request was written); ``False`` with a non-zero
-    count means another election is pending (Kafka's ``auto.leader.rebalance`` will catch up).
+    Returns (partitions asked for, whether an election covering them is requested). ``False``
+    with a non-zero count means another election is pending that leaves some of them out
+    (Kafka's ``auto.leader.rebalance`` will catch up). A pending election that covers them all
+    counts as requested: it is this operator's own when the reply to its create was lost (a
+    connection loss after ZooKeeper applied it), and either way the controller will elect them.
     """
     states = _states(store, batch)
     wanted = []
@@ -194,6 +197,12 @@ def elect_preferred_leaders(store: ZkStore, batch: Sequence[PartitionMove]) -> t
             wanted.append(znodes_admin.TopicPartition(move.topic, move.partition))
     if not wanted:
         return 0, True
-    if store.preferred_election_pending():
+    if store.create_preferred_election(wanted):
+        return len(wanted), True
+    try:
+        pending = store.pending_preferred_election()
+    except errors.MalformedZnode:
         return len(wanted), False
-    return len(wanted), store.create_preferred_election(wanted)
+    if pending is None:  # run and deleted by the controller meanwhile: ask again
+        return len(wanted), store.create_preferred_election(wanted)
+    return len(wanted), set(wanted) <= set(pending)

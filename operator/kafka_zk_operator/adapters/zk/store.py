@@ -431,8 +431,16 @@ class ZkStore:
         self._count_write()
         return True
 
-    def preferred_election_pending(self) -> bool:
-        return self._exists(znodes_admin.PREFERRED_REPLICA_ELECTION_PATH)
+    def pending_preferred_election(self) -> tuple[znodes_admin.TopicPartition, ...] | None:
+        """The partitions of the pending ``/admin/preferred_replica_election``, None if there is none.
+
+        :raises MalformedZnode: the znode holds something Kafka would not have written.
+        """
+        path = znodes_admin.PREFERRED_REPLICA_ELECTION_PATH
+        got = self._get(path)
+        if got is None:
+            return None
+        return znodes_admin.PreferredReplicaElectionZNode.decode(got[0], path)
 
     # ------------------------------------------------------------------ transactions
     def _commit(self, tx: object, paths: list[str]) -> None:
