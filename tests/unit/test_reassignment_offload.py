@@ -2,7 +2,8 @@
 
 ``service.plan_offload`` itself (objects, submission, collection) is tested with its own tests;
 here it is replaced by a stand-in that runs the in-process engine as "the job", to check the
-decisions around it: when to offload, waiting, using the result, cleaning up, retrying failures.
+decisions around it: when to offload, waiting, using the result, cleaning up (only once the
+caller has saved the proposal), retrying failures.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class FakeOffload:
 
 def test_small_clusters_are_planned_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeOffload(threshold=1000, monkeypatch=monkeypatch)
-    plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"))  # type: ignore[arg-type]
+    plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), [])  # type: ignore[arg-type]
     assert plan.moves == plan_computed(ADD, VIEW).moves
     assert fake.submitted == []
 
@@ -68,8 +69,8 @@ def test_small_clusters_are_planned_in_process(monkeypatch: pytest.MonkeyPatch) 
 def test_without_spark_settings_or_jobs_the_engine_runs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeOffload(threshold=1, monkeypatch=monkeypatch)
     monkeypatch.setattr(plan_offload, "load_settings", lambda jobs: None)
-    assert reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1")).moves  # type: ignore[arg-type]
-    assert reassignment_offload.plan(None, ADD, VIEW, ("uid", "1")).moves
+    assert reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), []).moves  # type: ignore[arg-type]
+    assert reassignment_offload.plan(None, ADD, VIEW, ("uid", "1"), []).moves
     assert fake.submitted == []
 
 
@@ -78,23 +79,30 @@ def test_large_clusters_wait_for_the_job_then_use_its_result_and_clean_up(
 ) -> None:
     fake = FakeOffload(threshold=10, monkeypatch=monkeypatch)
     with pytest.raises(reassignment_offload.StillPlanning, match="Spark job spark-ns/kzo-plan-"):
-        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"))  # type: ignore[arg-type]
+        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), [])  # type: ignore[arg-type]
     with pytest.raises(reassignment_offload.StillPlanning):
-        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"))  # type: ignore[arg-type]
+        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), [])  # type: ignore[arg-type]
     assert len(set(fake.submitted)) == 1 and len(fake.submitted) == 2, "same job, submitted idempotently"
     fake.finished = True
-    plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"))  # type: ignore[arg-type]
+    finished: list[reassignment_offload.FinishedJob] = []
+    plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), finished)  # type: ignore[arg-type]
     expected = plan_computed(ADD, VIEW)
     assert plan.moves == expected.moves and plan.lower_bound == expected.lower_bound
     assert plan.notes[-1].startswith("computed by Spark job spark-ns/kzo-plan-")
+    assert fake.cleaned == [], "the job and its result stay until the caller saved the proposal"
+    assert [job.name for job in finished] == [fake.submitted[0]]
+    finished[0].discard()
     assert fake.cleaned == [f"spark-ns/{fake.submitted[0]}"]
+    assert finished[0].delete_command() == (
+        f"kubectl delete job,configmap -n spark-ns -l kafka.zk-operator.io/spark-job={fake.submitted[0]}"
+    )
 
 
 def test_a_failed_job_is_cleaned_up_so_the_next_attempt_resubmits(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeOffload(threshold=10, monkeypatch=monkeypatch)
     fake.fail = True
     with pytest.raises(plan_offload.OffloadFailed):
-        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"))  # type: ignore[arg-type]
+        reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), [])  # type: ignore[arg-type]
     assert fake.cleaned == [f"spark-ns/{fake.submitted[0]}"]
 
 
@@ -102,6 +110,6 @@ def test_invalid_requests_fail_before_anything_is_submitted(monkeypatch: pytest.
     fake = FakeOffload(threshold=10, monkeypatch=monkeypatch)
     with pytest.raises(errors.InvalidSpec, match="broker 9"):
         reassignment_offload.plan(  # type: ignore[arg-type]
-            object(), ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(9,)), VIEW, ("uid", "1")
+            object(), ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(9,)), VIEW, ("uid", "1"), []
         )
     assert fake.submitted == []

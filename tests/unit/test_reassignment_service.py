@@ -21,7 +21,8 @@ from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
-from kafka_zk_operator.service import reassignment_offload, reassignments
+from kafka_zk_operator.service import plan_offload, reassignment_offload, reassignments
+from tests.unit.test_reassignment_offload import FakeOffload
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 RATE = "leader.replication.throttled.rate"
@@ -487,3 +488,57 @@ def test_a_batch_moved_by_someone_else_is_waited_for_not_taken_for_ours(
     step(api, zk)
     assert zk.reassign is not None and [list(e.replicas) for e in zk.reassign] == [[3, 1]]
     assert api.body["status"]["progress"]["batchSubmitted"] == 1
+
+
+def test_a_spark_planned_proposal_is_saved_before_its_job_is_deleted(
+    zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's result is expensive: a failed status save must not throw it away."""
+    fake = FakeOffload(threshold=1, monkeypatch=monkeypatch)
+    fake.finished = True
+    zk.topics["t"] = {p: (1, 2) for p in range(6)}
+    api = FakeApi(body(mode="Rebalance", approval="Manual"), journal)
+    monkeypatch.setattr(api, "spark_jobs", lambda: object())
+    real_patch = api.patch_status
+    failures = iter([True, True])
+
+    def flaky_patch(ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
+        if "proposal" in fields and next(failures, False):
+            raise errors.ClusterUnavailable("the API server timed out")
+        real_patch(ref, fields)
+
+    monkeypatch.setattr(api, "patch_status", flaky_patch)
+    with pytest.raises(errors.ClusterUnavailable):
+        step(api, zk)
+    assert fake.cleaned == [] and len(fake.submitted) == 1, "the job and its result are kept"
+
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "ProposalReady" and status["proposal"]["id"]
+    assert len(set(fake.submitted)) == 1, "the same job's result, not a new job"
+    assert fake.cleaned == [f"spark-ns/{fake.submitted[0]}"]
+    assert "ProposalReady" in [e.reason for e in result.events]
+
+    step(api, zk)  # the saved proposal is used from now on: no job again
+    assert len(fake.submitted) == 2 and len(fake.cleaned) == 1
+
+
+def test_a_spark_job_that_cannot_be_deleted_is_reported_and_the_proposal_kept(
+    zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeOffload(threshold=1, monkeypatch=monkeypatch)
+    fake.finished = True
+
+    def refuse(jobs: object, namespace: str, name: str) -> None:
+        raise errors.ClusterUnavailable(f"deleting Job {namespace}/{name} failed: 403 Forbidden")
+
+    monkeypatch.setattr(plan_offload, "cleanup", refuse)
+    zk.topics["t"] = {p: (1, 2) for p in range(6)}
+    api = FakeApi(body(mode="Rebalance", approval="Manual"), journal)
+    monkeypatch.setattr(api, "spark_jobs", lambda: object())
+    result = step(api, zk)
+    assert api.body["status"]["phase"] == "ProposalReady"
+    warning = next(e for e in result.events if e.reason == "SparkJobNotDeleted")
+    assert (
+        "403 Forbidden" in warning.message and "kubectl delete job,configmap -n spark-ns" in warning.message
+    )

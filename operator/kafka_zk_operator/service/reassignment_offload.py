@@ -4,7 +4,8 @@ When the chart enables Spark (its settings ConfigMap exists in the operator's na
 cluster has more partitions than ``spark.offloadAbovePartitions``, a computed mode's proposal is
 planned by a Spark job (``service.plan_offload``): the first reconcile submits it, later ones find
 it running (the resource stays ``Pending``, reason ``Planning``), the one that finds the result
-turns it into the proposal and deletes the job. Same plan as in-process (the engine's contract),
+turns it into the proposal and, once the proposal is saved in the status, deletes the job (a
+failed save must not cost a re-run of a long job). Same plan as in-process (the engine's contract),
 so everything after the proposal is identical. Without Spark settings, for small clusters, and
 for ReplicationFactor requests with several target factors (planned as a chain), the engine runs
 in-process.
@@ -19,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from dataclasses import dataclass
 
+from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_computed import engine_inputs, plan_computed, plan_from_engine
@@ -38,6 +41,23 @@ class StillPlanning(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class FinishedJob:
+    """A job whose result was used: to delete once the proposal made from it is saved."""
+
+    jobs: SparkJobs
+    namespace: str
+    name: str
+
+    def discard(self) -> None:
+        """Delete the Job (and its pods) and its ConfigMaps."""
+        plan_offload.cleanup(self.jobs, self.namespace, self.name)
+
+    def delete_command(self) -> str:
+        """How a person deletes what ``discard`` could not."""
+        return f"kubectl delete job,configmap -n {self.namespace} -l {spark_submit.selector(self.name)}"
+
+
 def _settings(jobs: SparkJobs) -> plan_offload.OffloadSettings | None:
     try:
         return plan_offload.load_settings(jobs)
@@ -47,9 +67,16 @@ def _settings(jobs: SparkJobs) -> plan_offload.OffloadSettings | None:
 
 
 def plan(
-    jobs: SparkJobs | None, request: ReassignmentRequest, cluster: ClusterView, key: tuple[str, ...]
+    jobs: SparkJobs | None,
+    request: ReassignmentRequest,
+    cluster: ClusterView,
+    key: tuple[str, ...],
+    finished: list[FinishedJob],
 ) -> ReassignmentPlan:
     """The computed plan, from Spark when configured and the cluster is large enough.
+
+    A job whose result is returned is appended to ``finished``, not deleted: the caller discards
+    it once the proposal is saved (until then, calling again takes the same result).
 
     :raises StillPlanning: submitted (or still running); call again later.
     :raises OffloadFailed: the job ended without a result (it is cleaned up: the next call retries).
@@ -81,7 +108,7 @@ def plan(
             f"({inputs.arrays.n_partitions} partitions, above the offload threshold "
             f"{settings.offload_above_partitions})."
         )
-    plan_offload.cleanup(jobs, namespace, name)
+    finished.append(FinishedJob(jobs, namespace, name))
     after = dataclasses.replace(result.cluster, replicas=result.replicas)
     return plan_from_engine(
         result.cluster,

@@ -125,6 +125,8 @@ class _Run:
         self.store: ZkStore | None = None
         self.verdict: Verdict | None = None
         self.warnings: list[str] = []
+        #: status fields already patched by an earlier flush of this run, with their values
+        self.saved: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ plumbing
     def set(self, key: str, value: Any) -> None:
@@ -158,10 +160,11 @@ class _Run:
                 "progressText",
                 progress_text(int(progress.get("partitionsDone", 0)), int(progress["partitionsTotal"])),
             )
-        original = self.resource.status
-        changed = {key: value for key, value in self.patch.items() if original.get(key) != value}
+        stored = {**self.resource.status, **self.saved}
+        changed = {key: value for key, value in self.patch.items() if stored.get(key) != value}
         if changed:  # a poll that changes nothing writes nothing
             self.api.patch_status(self.resource.ref, changed)
+            self.saved.update(changed)
         self.result.status = self.status
 
     def zk(self) -> ZkStore:
@@ -316,9 +319,11 @@ class _Run:
         view = proposals.read_cluster(self.zk())
         proposals.refuse_if_empty_cluster(view)
         job_key = (self.resource.uid, str(self.resource.generation))
+        finished: list[offload.FinishedJob] = []
         made = proposals.make_proposal(
-            request, view, self.now, planner=lambda r, c: offload.plan(self.api.spark_jobs(), r, c, job_key)
-        )
+            request, view, self.now,
+            planner=lambda r, c: offload.plan(self.api.spark_jobs(), r, c, job_key, finished),
+        )  # fmt: skip
         self.set("proposal", made.fields)
         for key, value in proposals.store_plan(self.api, self.view_resource(), made).items():
             self.set(key, value)
@@ -341,7 +346,23 @@ class _Run:
                 f"{fields['batches']} batches (lower bound {fields['lowerBound']})",
             )
         self.decide(Phase.PROPOSAL_READY, Why.PENDING, f"Proposal {made.id} is ready.")
+        if finished:
+            self.flush()  # the proposal is saved before its Spark job and result go
+            self.discard(finished)
         return made.plan.moves
+
+    def discard(self, finished: Sequence[offload.FinishedJob]) -> None:
+        for job in finished:
+            try:
+                job.discard()
+            except errors.KzoError as error:  # the proposal is saved: report, do not fail the step
+                self.event(
+                    "Warning",
+                    "SparkJobNotDeleted",
+                    f"Spark job {job.namespace}/{job.name}, whose result is in the proposal, could not be "
+                    f"deleted ({error.message}). Delete its objects ({job.delete_command()}); until then "
+                    "a refreshed proposal of this generation reuses its result.",
+                )
 
     def view_resource(self) -> ReassignmentResource:
         """The resource with the status as built so far (plan fields included)."""
