@@ -75,6 +75,17 @@ class TopicObservation:
     min_insync_replicas: int | None = None
 
 
+def min_insync_replicas(topic_config: Mapping[str, str] | None) -> int | None:
+    """The topic's own ``min.insync.replicas`` (None when it has none, or an unreadable one)."""
+    raw = (topic_config or {}).get("min.insync.replicas")
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
 def build_topic_status(
     *,
     topic_name: str,

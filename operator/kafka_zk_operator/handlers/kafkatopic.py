@@ -7,6 +7,7 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
+from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
@@ -29,6 +31,8 @@ from kafka_zk_operator.service import topics
 #: Period of the level-based resync (read at import: kopf needs it when registering the timer).
 RESYNC_SECONDS = float(os.environ.get("KZO_RESYNC_SECONDS", "60") or 60)
 KIND = "kafkatopic"
+#: Writes a reconcile's status itself when health refreshes run (see ``_reconcile_now``).
+_status_writer = StatusPatcher(GROUP, VERSION, PLURAL)
 
 
 def _cluster_key(memo: Any, resource: KafkaTopicResource) -> str | None:
@@ -120,18 +124,36 @@ def _reconcile_now(
         recreate_deleted=settings.deleted_topic_drift == "recreate",
         create_wait_seconds=settings.create_wait_seconds,
     )
-    result = topics.reconcile_topic(
-        resource,
-        store,
-        previous_status=status,
-        policies=policies,
-        conflict_with=_conflict_with(index, memo, resource),
-    )
-    changes = status_changes(
-        status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
-    )
-    if changes:  # an in-sync resync patches nothing
-        patch.status.update(changes)
+    health = runtime.health
+    # With watch-driven health refreshes the status is written here, ordered with them (see
+    # runtime.health): kopf's own patch would land after this handler returns, possibly over a
+    # fresher refresh of the leaders and ISR.
+    with health.reconciling(resource.topic_name) if health is not None else contextlib.nullcontext():
+        result = topics.reconcile_topic(
+            resource,
+            store,
+            previous_status=status,
+            policies=policies,
+            conflict_with=_conflict_with(index, memo, resource),
+        )
+        changes = status_changes(
+            status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
+        )
+        if changes and health is not None:  # an in-sync resync patches nothing
+            try:
+                _status_writer.patch(resource.ref, changes)
+            except errors.KzoError as error:
+                raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
+        elif changes:
+            patch.status.update(changes)
+        if health is not None:
+            if resource.mode is ReconcileMode.UNMANAGED or isinstance(
+                result.outcome, errors.ResourceConflict
+            ):
+                health.untrack(resource.topic_name, resource.ref)
+            else:
+                health.track(resource.topic_name, resource.ref)
+                health.forget_sent(resource.topic_name, resource.ref)
     _post(body, result.events)
     outcome = result.outcome
     label = (
@@ -141,14 +163,6 @@ def _reconcile_now(
     )
     metrics.RECONCILIATIONS.labels(KIND, label).inc()
     metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
-    if runtime.health is not None:
-        if resource.mode is ReconcileMode.UNMANAGED or (
-            result.outcome is not None and isinstance(result.outcome, errors.ResourceConflict)
-        ):
-            runtime.health.untrack(resource.topic_name, resource.ref)
-        else:
-            runtime.health.track(resource.topic_name, resource.ref)
-            runtime.health.forget_sent(resource.topic_name, resource.ref)
     if result.rf_change is not None:
         _hand_over_replication_factor(body, resource, result.rf_change)
     if result.retry_after is not None:

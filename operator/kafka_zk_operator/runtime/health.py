@@ -5,6 +5,11 @@ partition ``state`` znode (leader, ISR), plus one watch on ``/brokers/ids`` for 
 firing watch only marks the topic dirty; a worker thread reads the topic once, builds the live
 partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
 resource's status when they changed. No polling of every topic: quiet topics cost nothing.
+
+The KafkaTopic handler writes the same fields from its own, earlier read. So that its write never
+lands over a fresher refresh (leaders and ISR going back in time until the next event), the
+handler writes its status inside :meth:`HealthReporter.reconciling`; a refresh of the topic that
+overlapped it (read or write) is repeated once the handler's status is written.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,7 +28,7 @@ from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.topic_status import TopicObservation, partition_fields
+from kafka_zk_operator.domain.topic_status import TopicObservation, min_insync_replicas, partition_fields
 
 #: ``(namespace, name)`` of a KafkaTopic resource.
 ResourceRef = tuple[str, str]
@@ -49,6 +54,11 @@ class HealthReporter:
         #: re-arms a DataWatch before calling it, so such a watch ends at its second event.
         self._generation: dict[str, int] = {}
         self._next_generation = 0
+        #: Topic → handler reconciles in progress; the topic being refreshed now; topics a
+        #: refresh touched while a reconcile of them ran (refreshed again when it ends).
+        self._reconciling: dict[str, int] = {}
+        self._refreshing: str | None = None
+        self._overlapped: set[str] = set()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name=f"kzo-health-{cluster}", daemon=True)
 
@@ -99,6 +109,42 @@ class HealthReporter:
     def _current(self, topic: str, generation: int) -> bool:
         with self._lock:
             return not self._stopped and self._generation.get(topic) == generation
+
+    @contextlib.contextmanager
+    def reconciling(self, topic: str) -> Iterator[None]:
+        """Around a handler's read of the topic and its status write: a refresh of the topic that
+        overlaps it may carry older data than the handler's, or be overwritten by it, so the
+        topic is refreshed once more afterwards (only then: no extra read in the usual case)."""
+        with self._lock:
+            self._reconciling[topic] = self._reconciling.get(topic, 0) + 1
+            if self._refreshing == topic:
+                self._overlapped.add(topic)
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._reconciling.pop(topic) - 1
+                if left:
+                    self._reconciling[topic] = left
+                elif topic in self._overlapped:
+                    self._overlapped.discard(topic)
+                    for key in [key for key in self._last_sent if key[0] == topic]:
+                        del self._last_sent[key]  # the status may hold the handler's older data
+                    if topic in self._refs:
+                        self._dirty.add(topic)
+                        self._lock.notify_all()
+
+    def _refresh_started(self, topic: str) -> None:
+        with self._lock:
+            self._refreshing = topic
+            if topic in self._reconciling:
+                self._overlapped.add(topic)
+
+    def _refresh_ended(self, topic: str) -> None:
+        with self._lock:
+            self._refreshing = None
+            if topic in self._reconciling:
+                self._overlapped.add(topic)
 
     def mark_dirty(self, topic: str) -> None:
         with self._lock:
@@ -168,10 +214,16 @@ class HealthReporter:
             for topic in sorted(batch):
                 if self._stopped:  # shutting down: the session is closing, drop the rest
                     return
-                try:
-                    self._refresh(topic)
-                except Exception:  # keep the reporter alive; the next event or resync retries
-                    log.exception("refreshing the status of topic %s failed", topic)
+                self._refresh_one(topic)
+
+    def _refresh_one(self, topic: str) -> None:
+        self._refresh_started(topic)
+        try:
+            self._refresh(topic)
+        except Exception:  # keep the reporter alive; the next event or resync retries
+            log.exception("refreshing the status of topic %s failed", topic)
+        finally:
+            self._refresh_ended(topic)
 
     def _refresh(self, topic: str) -> None:
         with self._lock:
@@ -179,10 +231,12 @@ class HealthReporter:
         if not refs:
             return
         snapshot = self.store.read_topic(topic)
+        config = snapshot.config if snapshot else None
         observation = TopicObservation(
             assignment=snapshot.assignment.value if snapshot else None,
             partition_states=snapshot.states if snapshot else {},
             live_brokers=frozenset(self.store.broker_ids()),
+            min_insync_replicas=min_insync_replicas(config.value if config else None),
         )
         fields = partition_fields(observation)
         metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)

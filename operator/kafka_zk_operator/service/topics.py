@@ -32,6 +32,7 @@ from kafka_zk_operator.domain.topic_status import (
     ReconcileMode,
     TopicObservation,
     build_topic_status,
+    min_insync_replicas,
 )
 from kafka_zk_operator.service import cluster_views
 
@@ -70,17 +71,11 @@ class TopicPolicies:
 def _observation(store: ZkStore, snapshot: TopicSnapshot | None) -> TopicObservation:
     if snapshot is None:
         return TopicObservation(assignment=None, live_brokers=frozenset(store.broker_ids()))
-    min_isr = None
-    if snapshot.config is not None and "min.insync.replicas" in snapshot.config.value:
-        try:
-            min_isr = int(snapshot.config.value["min.insync.replicas"])
-        except ValueError:
-            min_isr = None
     return TopicObservation(
         assignment=snapshot.assignment.value,
         partition_states=snapshot.states,
         live_brokers=frozenset(store.broker_ids()),
-        min_insync_replicas=min_isr,
+        min_insync_replicas=min_insync_replicas(snapshot.config.value if snapshot.config else None),
     )
 
 

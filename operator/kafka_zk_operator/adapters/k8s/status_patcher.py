@@ -1,4 +1,5 @@
-"""Merge-patch the ``status`` of a custom resource outside a kopf handler (watch-driven refreshes).
+"""Merge-patch the ``status`` of a custom resource outside kopf's own patch: watch-driven refreshes,
+and KafkaTopic reconciles that must order their status write with those refreshes.
 
 Uses the official ``kubernetes`` client with the same credentials kopf uses: in-cluster
 ServiceAccount when running in a pod, else ``$KUBECONFIG``/``~/.kube/config``.
@@ -11,6 +12,8 @@ from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+
+from kafka_zk_operator.adapters.k8s.partitionreassignment import KubernetesApiError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,11 @@ class StatusPatcher:
             self._api = client.CustomObjectsApi(api_client())
         return self._api
 
-    def __call__(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
+    def patch(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
+        """Merge-patch ``status``; raises unless the API server accepted it (or the object is gone).
+
+        :raises KubernetesApiError: the API server refused or failed the call.
+        """
         namespace, name = ref
         try:
             self._custom().patch_namespaced_custom_object_status(
@@ -51,4 +58,13 @@ class StatusPatcher:
         except ApiException as exc:
             if exc.status == 404:
                 return  # deleted meanwhile
-            log.warning("patching status of %s/%s failed: %s %s", namespace, name, exc.status, exc.reason)
+            raise KubernetesApiError(
+                f"patching the status of {namespace}/{name} failed: {exc.status} {exc.reason}"
+            ) from exc
+
+    def __call__(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
+        """Like ``patch``, but a failure is only logged (the next refresh tries again)."""
+        try:
+            self.patch(ref, fields)
+        except KubernetesApiError as error:
+            log.warning("%s", error.message)
