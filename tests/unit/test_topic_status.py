@@ -14,6 +14,7 @@ from kafka_zk_operator.domain.topic_status import (
     ReconcileMode,
     TopicObservation,
     build_topic_status,
+    min_insync_replicas,
 )
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -346,3 +347,10 @@ def test_a_real_change_carries_the_new_sync_time_and_removals() -> None:
         previous, new, now=datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC), heartbeat_seconds=300
     )
     assert changes == {"partitions": 4, "drift": None, "lastSyncTime": "2026-01-01T00:00:30Z"}
+
+
+def test_min_insync_replicas_comes_from_the_topic_config_only_when_readable() -> None:
+    assert min_insync_replicas({"min.insync.replicas": "2", "retention.ms": "1"}) == 2
+    assert min_insync_replicas({"retention.ms": "1"}) is None
+    assert min_insync_replicas(None) is None
+    assert min_insync_replicas({"min.insync.replicas": "two"}) is None
