@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -62,9 +62,11 @@ def scoped_operator(
     namespace: str,
     log_dir: Path,
     clusters: dict[str, str],
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[OperatorProcess]:
     """``kzo operator`` serving ``clusters`` (name -> ZooKeeper connect; the first is the default)
-    in ``namespace`` only. The session operator watches every namespace, so it is stopped meanwhile."""
+    in ``namespace`` only, with extra ``env``. The session operator watches every namespace, so it
+    is stopped meanwhile."""
     clusters_file = log_dir / "clusters.yaml"
     clusters_file.write_text(
         yaml.safe_dump(
@@ -79,7 +81,12 @@ def scoped_operator(
         kubeconfig=cluster.kubeconfig,
         zk_connect="unused",
         log_path=log_dir / "operator.log",
-        extra_env={"KZO_CLUSTERS_FILE": str(clusters_file), "KZO_ZOOKEEPER": "", "KZO_NAMESPACES": namespace},
+        extra_env={
+            "KZO_CLUSTERS_FILE": str(clusters_file),
+            "KZO_ZOOKEEPER": "",
+            "KZO_NAMESPACES": namespace,
+            **(env or {}),
+        },
     )
     try:
         scoped.start()

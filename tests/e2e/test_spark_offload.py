@@ -6,6 +6,9 @@ level; the operator-side service (``service.plan_offload``) reads its settings f
 a job for a cluster above the threshold and submits it: first as a server-side dry run (all
 accepted, nothing stored), then for real (ConfigMaps, pod template, ``batch/v1`` Job).
 
+The last test runs the same path inside the operator process, from a PartitionReassignment to
+the moves on the real brokers.
+
 This stack has no kubelet and no controller-manager: the Job is validated, admitted and stored,
 but no pod is ever created for it, so spark-submit, the driver and the executors never run here.
 What the driver would do runs locally instead: the same driver program with the arguments taken
@@ -31,12 +34,17 @@ from kubernetes import client
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.devstack import tools
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.placement import Mode, PlanRequest, plan
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 from kafka_zk_operator.domain.plan_document import plan_differences
 from kafka_zk_operator.service import plan_offload
 from tests.conftest import KafkaCluster
+from tests.e2e.conftest import Resources, scoped_operator
+from tests.e2e.kafka_client import KafkaView
+from tests.e2e.reassignment_helpers import create_topic, phase, ready_reason, reassignment, wait_phase
+from tests.integration.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "kafka-zk-operator"
@@ -44,12 +52,12 @@ RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("e
 
 
 def _restricted_namespace_with_chart(
-    api_client: client.ApiClient, namespace: str, kubeconfig: Path, tmp: Path
+    api_client: client.ApiClient, namespace: str, kubeconfig: Path, tmp: Path, threshold: int = 5000
 ) -> None:
     client.CoreV1Api(api_client).patch_namespace(namespace, {"metadata": {"labels": RESTRICTED}})
     values = {
         "fullnameOverride": "kzo",
-        "spark": {"enabled": True, "offloadAbovePartitions": 5000, "image": "kzo-spark:e2e"},
+        "spark": {"enabled": True, "offloadAbovePartitions": threshold, "image": "kzo-spark:e2e"},
     }
     values_path = tmp / "values.yaml"
     values_path.write_text(yaml.safe_dump(values))
@@ -184,3 +192,52 @@ def test_a_refused_request_comes_back_as_an_error_without_starting_spark(
         plan_offload.collect(jobs, namespace, name, other)
     result = jobs.configmaps(namespace, name, spark_submit.RESULT)
     assert json.loads(spark_submit.unpack(result) or b"{}")["error"].startswith("cannot remove every broker")
+
+
+def test_the_operator_plans_a_rebalance_with_a_spark_job_and_runs_it_on_kafka(
+    api_client: client.ApiClient,
+    namespace: str,
+    kafka_cluster: KafkaCluster,
+    kafka: KafkaView,
+    operator: OperatorProcess,
+    unique_topic: str,
+    tmp_path: Path,
+) -> None:
+    """The whole path inside the operator process: a PartitionReassignment on a cluster above the
+    threshold is planned by a Job it submits; the driver runs here with that Job's arguments (as
+    the pod would); the operator takes the result as its proposal, deletes the job and runs the
+    moves on the real brokers."""
+    _restricted_namespace_with_chart(api_client, namespace, kafka_cluster.kubeconfig, tmp_path, threshold=1)
+    skewed = {p: [1, 2] if p % 2 == 0 else [2, 1] for p in range(6)}
+    create_topic(kafka, unique_topic, skewed)
+    jobs = SparkJobs(api_client)
+    kprs = Resources(api_client, "partitionreassignments")
+    env = {"KZO_OPERATOR_NAMESPACE": namespace, "KZO_REASSIGNMENT_POLL_SECONDS": "1"}
+    clusters = {"main": kafka_cluster.zk_connect}
+    with scoped_operator(kafka_cluster, operator, namespace, tmp_path, clusters, env):
+        created = kprs.create(namespace, reassignment("spread", mode="Rebalance", topics=[unique_topic]))
+        name = plan_offload.job_name(created["metadata"]["uid"], str(created["metadata"]["generation"]))
+        stored = wait_for(lambda: jobs.job(namespace, name), timeout=90, what=f"Spark job {name}")
+        assert ready_reason(kprs, namespace, "spread") == "Planning"
+        assert phase(kprs, namespace, "spread") == "Pending", "nothing runs before the job's result"
+        assert (
+            kafka.describe(unique_topic)
+            and {p: d["replicas"] for p, d in (kafka.describe(unique_topic) or {}).items()} == skewed
+        )
+
+        proc = _run_driver(spark_submit.app_arguments(stored), kafka_cluster.kubeconfig)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+        body = wait_phase(kprs, namespace, "spread", "Completed", timeout=180)
+        proposal = body["status"]["proposal"]
+        assert f"computed by Spark job {namespace}/{name}" in proposal["notes"]
+        assert proposal["moves"] == proposal["lowerBound"] > 0
+        targets = {(e["topic"], e["partition"]): e["to"] for e in body["status"]["plan"]}
+        assert {topic for topic, _ in targets} == {unique_topic}, "only spec.topics move"
+        described = kafka.describe(unique_topic) or {}
+        for (_, partition), target in targets.items():
+            assert described[partition]["replicas"] == target, "Kafka holds the proposal's targets"
+        assert 3 in {b for d in described.values() for b in d["replicas"]}, "broker 3 got replicas"
+        assert jobs.job(namespace, name) is None, "the job is deleted once the proposal is saved"
+        for role in (spark_submit.INPUT, spark_submit.RESULT):
+            assert jobs.configmaps(namespace, name, role) == []

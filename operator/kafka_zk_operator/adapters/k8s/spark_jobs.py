@@ -9,6 +9,7 @@ failure other than "not found" / "already exists" is a retryable
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -122,8 +123,16 @@ class SparkJobs:
                     ) from exc
 
 
+#: Names the operator's own namespace when it runs outside a pod (a development machine, CI).
+NAMESPACE_ENV = "KZO_OPERATOR_NAMESPACE"
+
+
 def own_namespace(default: str = "default") -> str:
-    """The namespace of the pod this runs in (its service account's), else ``default``."""
+    """``$KZO_OPERATOR_NAMESPACE``, else the namespace of the pod this runs in (its service
+    account's), else ``default``."""
+    named = os.environ.get(NAMESPACE_ENV, "").strip()
+    if named:
+        return named
     try:
         with open(NAMESPACE_FILE, encoding="utf-8") as handle:
             return handle.read().strip() or default
