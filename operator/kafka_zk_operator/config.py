@@ -19,6 +19,8 @@ Environment variables (the Helm chart sets them; every one has a default):
               caFile: /etc/kzo/zk-tls/ca.crt
               certFile: /etc/kzo/zk-tls/tls.crt
               keyFile: /etc/kzo/zk-tls/tls.key
+              verify: true                    # check the server certificate against caFile
+              verifyHostname: true            # ... and that it names the connect-string host
         defaultCluster: main                  # used when spec.cluster is empty (defaults to the only one)
 
 ``KZO_ZOOKEEPER`` / ``KZO_CLUSTER_NAME``
@@ -249,6 +251,28 @@ def _connect(value: object, what: str) -> str:
     return connect
 
 
+def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
+    mechanism = (_optional_str(section, "mechanism", where) or "DIGEST-MD5").strip().upper()
+    sasl = SaslSettings(
+        mechanism=mechanism,
+        username=_read_secret_file(section, "usernameFile", where)
+        or _optional_str(section, "username", where),
+        password=_read_secret_file(section, "passwordFile", where),
+        principal=_optional_str(section, "principal", where),
+    )
+    if mechanism not in session.SASL_MECHANISMS:
+        raise SettingsError(
+            f"{where}.mechanism {_show(mechanism)} is not a ZooKeeper SASL mechanism; use "
+            f"{' or '.join(session.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
+        )
+    if mechanism == "DIGEST-MD5" and not (sasl.username and sasl.password):
+        raise SettingsError(
+            f"{where}: DIGEST-MD5 needs usernameFile (or username) and passwordFile, non-empty: the "
+            "username and password of the brokers' JAAS Client section"
+        )
+    return sasl
+
+
 def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
     if not isinstance(raw, Mapping):
         raise SettingsError(
@@ -262,14 +286,7 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
     sasl = None
     s = _section(raw, "sasl", where)
     if s is not None:
-        sasl_where = f"{where}.sasl"
-        sasl = SaslSettings(
-            mechanism=_optional_str(s, "mechanism", sasl_where) or "DIGEST-MD5",
-            username=_read_secret_file(s, "usernameFile", sasl_where)
-            or _optional_str(s, "username", sasl_where),
-            password=_read_secret_file(s, "passwordFile", sasl_where),
-            principal=_optional_str(s, "principal", sasl_where),
-        )
+        sasl = _sasl(s, f"{where}.sasl")
     digest = _read_secret_file(raw, "digestAuthFile", where)
     tls = None
     t = _section(raw, "tls", where)
@@ -280,7 +297,13 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
             cert_file=_optional_str(t, "certFile", tls_where),
             key_file=_optional_str(t, "keyFile", tls_where),
             verify_certs=_flag(t, "verify", tls_where, True),
+            verify_hostname=_flag(t, "verifyHostname", tls_where, True),
         )
+        if (tls.cert_file is None) != (tls.key_file is None):  # kazoo would silently send no certificate
+            raise SettingsError(
+                f"{tls_where}: certFile and keyFile go together (the client certificate and its "
+                "private key, PEM); give both for mutual TLS, or neither"
+            )
     zk = ZkConnectionSettings(
         connect=connect,
         session_timeout_s=_session_timeout(raw, where),

@@ -435,3 +435,49 @@ def test_a_namespace_must_be_an_rfc1123_label(namespace: str) -> None:
 )
 def test_odd_documents_give_a_settings_error(tmp_path: Path, content: str) -> None:
     _file_error(tmp_path, content)
+
+
+# --- 5. SASL and TLS sections that kazoo could not use ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        (
+            "    sasl: {mechanism: PLAIN}\n",
+            "clusters[0].sasl.mechanism 'PLAIN' is not a ZooKeeper SASL mechanism",
+        ),
+        (
+            "    sasl: {username: kafka}\n",
+            "clusters[0].sasl: DIGEST-MD5 needs usernameFile (or username) and passwordFile",
+        ),
+        ("    tls: {certFile: /tls.crt}\n", "clusters[0].tls: certFile and keyFile go together"),
+        ("    tls: {keyFile: /tls.key}\n", "clusters[0].tls: certFile and keyFile go together"),
+        ("    tls: {verifyHostname: 'no'}\n", "clusters[0].tls.verifyHostname must be true or false"),
+    ],
+)
+def test_an_unusable_sasl_or_tls_section(tmp_path: Path, snippet: str, expected: str) -> None:
+    assert expected in _file_error(tmp_path, CLUSTER + snippet)
+
+
+def test_an_empty_sasl_password_file_is_refused(tmp_path: Path) -> None:
+    empty = _file(tmp_path, "\n", "password")
+    message = _file_error(tmp_path, CLUSTER + f"    sasl: {{username: kafka, passwordFile: {empty}}}\n")
+    assert "DIGEST-MD5 needs usernameFile (or username) and passwordFile, non-empty" in message
+
+
+def test_gssapi_needs_no_password_and_mechanisms_are_case_insensitive(tmp_path: Path) -> None:
+    content = CLUSTER + "    sasl: {mechanism: gssapi, principal: kafka/operator@EXAMPLE.COM}\n"
+    sasl = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zookeeper.sasl
+    assert sasl is not None and (sasl.mechanism, sasl.principal) == ("GSSAPI", "kafka/operator@EXAMPLE.COM")
+
+
+def test_hostname_verification_is_on_unless_turned_off(tmp_path: Path) -> None:
+    on = load({"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + "    tls: {caFile: /ca.crt}\n", "on.yaml")})
+    off = load(
+        {"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + "    tls: {verifyHostname: false}\n", "off.yaml")}
+    )
+    assert on.clusters[0].zookeeper.tls is not None and on.clusters[0].zookeeper.tls.verify_hostname is True
+    assert (
+        off.clusters[0].zookeeper.tls is not None and off.clusters[0].zookeeper.tls.verify_hostname is False
+    )

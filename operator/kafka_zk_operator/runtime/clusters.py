@@ -1,7 +1,9 @@
 """One ZooKeeper session (and ``ZkStore``) per configured Kafka cluster, opened on first use.
 
 A lost connection is reported as ``ClusterUnavailable`` by the store; kazoo reconnects by
-itself. The session state is exported as a metric.
+itself, except after the server refused its login on a reconnect (e.g. a SASL password changed
+on ZooKeeper before the operator's Secret): then the next ``store()`` starts a new session. The
+session state is exported as a metric.
 """
 
 from __future__ import annotations
@@ -10,12 +12,16 @@ import threading
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
+from kazoo.protocol.states import KeeperState
 
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import ClusterSettings, OperatorSettings
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
+
+#: States in which kazoo has stopped reconnecting for good (we never stop a client we keep).
+_GIVEN_UP = (KeeperState.AUTH_FAILED, KeeperState.CLOSED)
 
 
 class ClusterRuntime:
@@ -31,6 +37,8 @@ class ClusterRuntime:
     def store(self) -> ZkStore:
         """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""
         with self._lock:
+            if self._client is not None and self._client.client_state in _GIVEN_UP:
+                self._close()
             if self._store is None:
                 client = session.connect(self.settings.zookeeper)
                 client.add_listener(self._on_state)
@@ -48,12 +56,15 @@ class ClusterRuntime:
 
     def close(self) -> None:
         with self._lock:
-            if self.health is not None:
-                self.health.stop()
-            if self._client is not None:
-                self._client.stop()
-                self._client.close()
-            self._client = self._store = self.health = None
+            self._close()
+
+    def _close(self) -> None:
+        if self.health is not None:
+            self.health.stop()
+        if self._client is not None:
+            self._client.stop()
+            self._client.close()
+        self._client = self._store = self.health = None
 
 
 class ClusterPool:

@@ -4,20 +4,54 @@
 ``ZkConnectionSettings`` is plain data (parsed from the operator's cluster configuration);
 ``connect()`` builds and starts a ``KazooClient``. With ``secure_acls`` (the cluster runs with
 ``zookeeper.set.acl=true``) new znodes get Kafka's ACLs: creator-all plus world-read, except
-under the sensitive roots where world-read is omitted (``ZkData.defaultAcls``).
+under the sensitive roots where world-read is omitted (``ZkData.defaultAcls``). The ``auth``
+ACL scheme of creator-all makes ZooKeeper grant the session's own identities: ``sasl:<user>``
+after a SASL login (what Kafka's ACLs name), ``x509:<DN>`` for a TLS client certificate, or
+``digest:<user>:<hash>``.
+
+``connect()`` returns only an authenticated session: a refused SASL login, a server that
+demands SASL, or a failed TLS handshake is one ``ClusterUnavailable`` line saying so, raised as
+soon as it is known (a refused login is never retried by kazoo, so there is nothing to wait for).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import ssl
+import threading
+import time
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from kazoo import exceptions as kz
 from kazoo.client import KazooClient
-from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
+from kazoo.protocol.connection import ConnectionHandler
+from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from kafka_zk_operator.domain import errors
+
+log = logging.getLogger(__name__)
+
+
+class _NoSaslRefusalTraceback(logging.Filter):
+    """kazoo 2.11 logs a SASL login refused by a server with enforced authentication as an
+    "Unhandled exception in connection loop", with a traceback; ``_WatchfulHandler`` reports it
+    in one line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        failure = record.exc_info[1] if record.exc_info else None
+        return not isinstance(failure, kz.SessionClosedRequireSaslError)
+
+
+#: kazoo's logger for our clients: a child of kazoo's own (same level and handlers), filtered.
+kazoo_log = logging.getLogger("kazoo.client.kzo")
+kazoo_log.addFilter(_NoSaslRefusalTraceback())
 
 SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
 
@@ -49,6 +83,10 @@ def chroot_problem(connect: str) -> str | None:
     return None
 
 
+#: What ZooKeeper's SASL authentication offers (and pure-sasl implements).
+SASL_MECHANISMS = ("DIGEST-MD5", "GSSAPI")
+
+
 @dataclass(frozen=True)
 class SaslSettings:
     mechanism: str = "DIGEST-MD5"
@@ -65,6 +103,9 @@ class TlsSettings:
     key_file: str | None = None
     key_password: str | None = None
     verify_certs: bool = True
+    #: The server certificate must name the host of the connect string (DNS or IP SAN), as
+    #: Kafka's ``zookeeper.ssl.endpoint.identification.algorithm=HTTPS`` default requires.
+    verify_hostname: bool = True
 
 
 @dataclass(frozen=True)
@@ -98,14 +139,17 @@ def kafka_acls(path: str, secure: bool) -> list[ACL] | None:
     return list(CREATOR_ALL_ACL) + list(READ_ACL_UNSAFE)
 
 
-def build_client(settings: ZkConnectionSettings) -> KazooClient:
+def build_client(settings: ZkConnectionSettings, handler: object | None = None) -> KazooClient:
     kwargs: dict[str, object] = {
         "hosts": settings.connect,
         "timeout": settings.session_timeout_s,
         "connection_retry": KazooRetry(max_tries=-1, delay=0.5, max_delay=5),
         "command_retry": KazooRetry(max_tries=5, delay=0.2, max_delay=2),
         "read_only": settings.read_only,
+        "logger": kazoo_log,
     }
+    if handler is not None:
+        kwargs["handler"] = handler
     if settings.sasl is not None:
         sasl: dict[str, str] = {"mechanism": settings.sasl.mechanism, "service": settings.sasl.service}
         if settings.sasl.username is not None:
@@ -125,19 +169,166 @@ def build_client(settings: ZkConnectionSettings) -> KazooClient:
             keyfile=settings.tls.key_file,
             keyfile_password=settings.tls.key_password,
             verify_certs=settings.tls.verify_certs,
+            check_hostname=settings.tls.verify_certs and settings.tls.verify_hostname,
         )
     return KazooClient(**kwargs)
 
 
+class _WatchfulHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is untyped
+    """kazoo's default handler, remembering why connecting failed (kazoo itself only logs it).
+
+    It keeps the last socket or TLS error of a connection attempt, and it ends kazoo's connection
+    thread quietly when an exception escapes it: kazoo 2.11 lets the error of a SASL login that a
+    server with enforced authentication (``sessionRequireClientSASLAuth``) refuses out of that
+    thread, which would print a traceback and leave the client closed anyway.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failure: BaseException | None = None
+        self.loop_ended = threading.Event()
+
+    def create_connection(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().create_connection(*args, **kwargs)
+        except OSError as exc:  # refused, unreachable, TLS handshake (ssl.SSLError)...
+            self.failure = exc
+            raise
+
+    def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(getattr(func, "__self__", None), ConnectionHandler):
+            return super().spawn(func, *args, **kwargs)
+
+        def connection_loop() -> None:
+            try:
+                func(*args, **kwargs)
+            except Exception as exc:  # the client is closed by now (kazoo's own finally)
+                self.failure = exc
+                self.loop_ended.set()
+                log.warning("ZooKeeper connection stopped: %s", _exception_text(exc))
+
+        return super().spawn(connection_loop)
+
+
+def _exception_text(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _tls_reason(exc: ssl.SSLError) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError) and exc.verify_message:
+        return f"certificate verify failed: {exc.verify_message}"
+    reason = exc.reason or " ".join(str(exc).split()) or type(exc).__name__
+    if "ALERT" in reason:  # sent by the server, e.g. ssl.clientAuth=need without a trusted certificate
+        return (
+            f"the server ended the handshake with {reason} (with ssl.clientAuth=need it wants a "
+            "client certificate signed by a CA it trusts)"
+        )
+    return reason
+
+
+def failure_message(settings: ZkConnectionSettings, failure: BaseException | None, auth_failed: bool) -> str:
+    """One line for a session that could not be started, naming the settings to check.
+
+    :param failure: what kazoo reported last (an exception, or None when nothing is known).
+    :param auth_failed: kazoo saw the server refuse the login (its AUTH_FAILED state).
+    """
+    where = f"ZooKeeper at {settings.connect}"
+    sasl = settings.sasl
+    if sasl is None and isinstance(failure, kz.SessionClosedRequireSaslError):
+        return (
+            f"{where} requires SASL authentication and closed the session; add a sasl section "
+            "with the brokers' ZooKeeper identity (their JAAS Client section) to this cluster"
+        )
+    if sasl is not None and isinstance(failure, kz.SASLException):
+        cause = failure.__cause__ or failure
+        return (
+            f"SASL {sasl.mechanism} could not start for {where}: {_exception_text(cause)}; "
+            "check the mechanism and that the pure-sasl package (and for GSSAPI, kerberos) is installed"
+        )
+    if auth_failed or isinstance(failure, kz.AuthFailedError | kz.SessionClosedRequireSaslError):
+        if sasl is not None:
+            who = sasl.username or sasl.principal
+            login = f"SASL {sasl.mechanism} login" + (f" of {who!r}" if who else "")
+            return (
+                f"{where} refused the {login}: wrong username or password, or a mechanism the "
+                "server does not accept; the sasl files must hold the brokers' JAAS Client credentials"
+            )
+        return f"{where} refused the authentication data (digestAuthFile); check the user:password in it"
+    if isinstance(failure, ssl.SSLError):
+        return (
+            f"TLS connection to {where} failed: {_tls_reason(failure)}; check tls.caFile, certFile "
+            "and keyFile, and that the port is ZooKeeper's secureClientPort"
+        )
+    last = f" (last error: {_exception_text(failure)})" if failure is not None else ""
+    return (
+        f"cannot connect to {where} within {settings.connection_timeout_s:.0f} s{last}; check the "
+        "connect string, network and credentials"
+    )
+
+
+class _StartWatch:
+    """A state listener noting whether kazoo gave up connecting by itself while ``connect()``
+    starts the session. It does so only when the login is refused (state AUTH_FAILED) or when an
+    exception ended its connection thread (state CLOSED); listeners see both as LOST."""
+
+    def __init__(self, client: KazooClient, handler: _WatchfulHandler) -> None:
+        self.client = client
+        self.handler = handler
+        self.gave_up = threading.Event()
+        self.auth_failed = False
+
+    def __call__(self, state: str) -> None:
+        if state == KazooState.LOST:
+            self.auth_failed = self.client.client_state == KeeperState.AUTH_FAILED
+            self.gave_up.set()
+
+    def failure(self, default: BaseException | None) -> BaseException | None:
+        if not self.gave_up.is_set():
+            return default
+        if not self.auth_failed:  # the thread's exception reaches the handler just after LOST
+            self.handler.loop_ended.wait(2.0)
+        return self.handler.failure or default
+
+
 def connect(settings: ZkConnectionSettings) -> KazooClient:
-    """Build and start a client; raises ``ClusterUnavailable`` with the connect string on failure."""
-    client = build_client(settings)
+    """Build and start a client and authenticate its session.
+
+    :raises ClusterUnavailable: unreachable within ``connection_timeout_s`` (with the last error
+        seen), the login refused, SASL demanded but not configured, or TLS failed; one line.
+    """
+    handler = _WatchfulHandler()
+    client = build_client(settings, handler)
+    watch = _StartWatch(client, handler)
+    client.add_listener(watch)
     try:
-        client.start(timeout=settings.connection_timeout_s)
-    except KazooTimeoutError as exc:
+        _start(client, settings, watch)
+    except BaseException:
+        client.stop()
         client.close()
-        raise errors.ClusterUnavailable(
-            f"cannot connect to ZooKeeper at {settings.connect} within "
-            f"{settings.connection_timeout_s:.0f} s; check the connect string, network and credentials"
-        ) from exc
+        raise
+    finally:
+        client.remove_listener(watch)
     return client
+
+
+def _start(client: KazooClient, settings: ZkConnectionSettings, watch: _StartWatch) -> None:
+    deadline = time.monotonic() + settings.connection_timeout_s
+    live = client.start_async()
+    while not live.wait(0.05):
+        if watch.gave_up.is_set() or time.monotonic() >= deadline:
+            failure = watch.failure(watch.handler.failure)
+            raise errors.ClusterUnavailable(failure_message(settings, failure, watch.auth_failed))
+    # kazoo logs in (SASL, then digest auth data) before it sends any request, so the answer to
+    # the first one says whether the session is authenticated; kazoo's own start() asks the same.
+    try:
+        found = client.exists_async("/").get(timeout=max(deadline - time.monotonic(), 1.0))
+    except (KazooTimeoutError, kz.ZookeeperError, kz.SASLException) as exc:
+        failure = watch.failure(exc)
+        raise errors.ClusterUnavailable(failure_message(settings, failure, watch.auth_failed)) from exc
+    if client.chroot and found is None:
+        warnings.warn(
+            "No chroot path exists, the chroot path should be created before normal use.",
+            UserWarning,
+            stacklevel=3,
+        )
