@@ -63,6 +63,8 @@ class KafkaBroker:
     cluster_size: int
     extra_properties: dict[str, str] = field(default_factory=dict)
     process: ManagedProcess | None = None
+    #: More JVM options (e.g. ``-Djava.security.auth.login.config=...`` for a ZooKeeper SASL login).
+    jvm_options: tuple[str, ...] = ()
 
     @property
     def bootstrap(self) -> str:
@@ -84,6 +86,7 @@ class KafkaBroker:
         )
         log4j = java.write_log4j(self.workdir / "log4j.properties")
         argv = java.java_argv(self.libs, "kafka.Kafka", [str(props_path)], heap="512m", log4j=log4j)
+        argv[1:1] = self.jvm_options
         self.process = ManagedProcess(
             f"kafka-{self.broker_id}", argv, self.workdir / f"kafka-{self.broker_id}.log"
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_zk_operator.devstack import java, ports
@@ -32,6 +32,10 @@ class ZooKeeperServer:
     port: int
     libs: Path
     process: ManagedProcess | None = None
+    #: More zoo.cfg settings (e.g. ``secureClientPort``, ``authProvider.1``), written after the defaults.
+    extra_config: dict[str, str] = field(default_factory=dict)
+    #: More JVM options (e.g. ``-Djava.security.auth.login.config=...`` for SASL).
+    jvm_options: tuple[str, ...] = ()
 
     @property
     def connect(self) -> str:
@@ -55,6 +59,7 @@ class ZooKeeperServer:
                     "admin.enableServer=false",
                     "autopurge.snapRetainCount=3",
                     "autopurge.purgeInterval=1",
+                    *(f"{key}={value}" for key, value in self.extra_config.items()),
                     "",
                 ]
             )
@@ -67,7 +72,7 @@ class ZooKeeperServer:
             heap="256m",
             log4j=log4j,
         )
-        argv.insert(1, "-Dzookeeper.admin.enableServer=false")
+        argv[1:1] = ["-Dzookeeper.admin.enableServer=false", *self.jvm_options]
         self.process = ManagedProcess("zookeeper", argv, self.workdir / "zookeeper.log")
         self.process.start()
 

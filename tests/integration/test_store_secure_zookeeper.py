@@ -1,0 +1,505 @@
+"""SASL DIGEST-MD5 and TLS ZooKeeper connections, against a real ZooKeeper 3.8 (and Kafka 3.9).
+
+Every connection goes the operator's own way: a clusters file read by ``config.load``, then
+``ClusterRuntime.store()`` (``session.connect`` + ``ZkStore``). Each ZooKeeper is started once
+for the module:
+
+- **SASL**: a JAAS ``Server`` section (DigestLoginModule, ``user_kafka``), the SASL
+  authentication provider and ``sessionRequireClientSASLAuth=true``, so a client without SASL is
+  refused; one Kafka broker logs in with a JAAS ``Client`` section and runs with
+  ``zookeeper.set.acl=true``. A second server without the enforcement covers kazoo's other
+  refusal path (AUTH_FAILED instead of a closed session).
+- **TLS**: ``secureClientPort`` with Netty, PEM key and trust stores, ``ssl.clientAuth=need``
+  and the x509 authentication provider; the server certificate names only ``127.0.0.1``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import ipaddress
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from kazoo.client import KazooClient
+from kazoo.exceptions import SessionClosedRequireSaslError
+from kazoo.security import Permissions
+
+from kafka_zk_operator import config
+from kafka_zk_operator.adapters.zk import session
+from kafka_zk_operator.devstack import artifacts, certs, ports
+from kafka_zk_operator.devstack.kafka import KafkaBroker
+from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.runtime.clusters import ClusterRuntime
+from tests.integration.helpers import wait_for
+
+KAFKA_VERSION = artifacts.DEFAULT_KAFKA_VERSION  # 3.9.2, whose jars also hold ZooKeeper 3.8.4
+SASL_USER, SASL_PASSWORD = "kafka", "kafka-secret"
+SASL_CHROOT = "/kafka-sasl"
+TLS_CHROOT = "/kafka-tls"
+KAFKA_PARENTS = (
+    "/brokers/topics",
+    "/config/topics",
+    "/config/brokers",
+    "/config/changes",
+    "/admin/delete_topics",
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _cluster(
+    tmp_path: Path, entry: dict[str, Any], connection_timeout_s: float | None = None
+) -> ClusterRuntime:
+    """The operator's runtime for one cluster described by ``entry`` in a clusters file."""
+    path = tmp_path / f"clusters-{time.monotonic_ns()}.yaml"
+    path.write_text(yaml.safe_dump({"clusters": [{"name": "main", **entry}]}))
+    cluster = config.load({"KZO_CLUSTERS_FILE": str(path)}).clusters[0]
+    if connection_timeout_s is not None:  # not a clusters-file key; only to keep failing tests short
+        zookeeper = dataclasses.replace(cluster.zookeeper, connection_timeout_s=connection_timeout_s)
+        cluster = dataclasses.replace(cluster, zookeeper=zookeeper)
+    return ClusterRuntime(cluster, patcher=None)
+
+
+def _refusal(runtime: ClusterRuntime, within_s: float, caplog: pytest.LogCaptureFixture) -> str:
+    """The one-line ``ClusterUnavailable`` the operator reports, which must come within ``within_s``
+    and without a traceback in the log (kazoo's included)."""
+    caplog.clear()
+    started = time.monotonic()
+    try:
+        with pytest.raises(errors.ClusterUnavailable) as raised:
+            runtime.store()
+    finally:
+        runtime.close()
+    elapsed = time.monotonic() - started
+    message = str(raised.value)
+    assert "\n" not in message and "Traceback" not in message, message
+    assert elapsed < within_s, f"took {elapsed:.1f} s: {message}"
+    tracebacks = [record.getMessage() for record in caplog.records if record.exc_info]
+    assert not tracebacks, f"logged with a traceback: {tracebacks}"
+    return message
+
+
+def _acl(client: KazooClient, path: str) -> set[tuple[str, str, int]]:
+    return {(a.id.scheme, a.id.id, a.perms) for a in client.get_acls(path)[0]}
+
+
+def _start_zookeeper(workdir: Path, port: int | None = None, **options: Any) -> ZooKeeperServer:
+    server = ZooKeeperServer(
+        workdir, port or ports.free_port(), artifacts.kafka_libs(KAFKA_VERSION), **options
+    )
+    server.start()
+    try:
+        server.wait_ready(timeout=60)
+    except BaseException:
+        _stop(server)
+        raise
+    return server
+
+
+def _stop(server: ZooKeeperServer | KafkaBroker) -> None:
+    if server.process is not None:
+        server.process.stop()
+
+
+def _secret(path: Path, text: str) -> str:
+    return str(certs.write(path, text.encode(), private=True))
+
+
+# --------------------------------------------------------------------------- SASL
+
+
+@dataclass
+class SaslZooKeeper:
+    server: ZooKeeperServer
+    username_file: str
+    password_file: str
+
+    @property
+    def connect(self) -> str:
+        return f"{self.server.connect}{SASL_CHROOT}"
+
+    def entry(self, *, password_file: str | None = None) -> dict[str, Any]:
+        return {
+            "zookeeper": self.connect,
+            "secureAcls": True,
+            "sasl": {
+                "mechanism": "DIGEST-MD5",
+                "usernameFile": self.username_file,
+                "passwordFile": password_file or self.password_file,
+            },
+        }
+
+
+def _sasl_server(
+    workdir: Path, *, enforce: bool, password: str = SASL_PASSWORD, port: int | None = None
+) -> ZooKeeperServer:
+    jaas = workdir / "zookeeper-jaas.conf"
+    jaas.parent.mkdir(parents=True, exist_ok=True)
+    jaas.write_text(
+        "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'  user_{SASL_USER}="{password}";\n}};\n'
+    )
+    extra = {"authProvider.1": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"}
+    if enforce:
+        extra["sessionRequireClientSASLAuth"] = "true"
+    return _start_zookeeper(
+        workdir, port, extra_config=extra, jvm_options=(f"-Djava.security.auth.login.config={jaas}",)
+    )
+
+
+@pytest.fixture(scope="module")
+def sasl_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslZooKeeper]:
+    """ZooKeeper that refuses sessions without SASL, plus one Kafka broker logged in over SASL."""
+    workdir = tmp_path_factory.mktemp("sasl-zk")
+    server = _sasl_server(workdir / "zookeeper", enforce=True)
+    jaas = workdir / "kafka-jaas.conf"
+    jaas.write_text(
+        "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'  username="{SASL_USER}"\n  password="{SASL_PASSWORD}";\n}};\n'
+    )
+    broker = KafkaBroker(
+        broker_id=1,
+        rack=None,
+        port=ports.free_port(),
+        workdir=workdir / "kafka-1",
+        libs=artifacts.kafka_libs(KAFKA_VERSION),
+        zk_connect=f"{server.connect}{SASL_CHROOT}",
+        cluster_size=1,
+        extra_properties={"zookeeper.set.acl": "true"},
+        jvm_options=(f"-Djava.security.auth.login.config={jaas}",),
+    )
+    zk = SaslZooKeeper(
+        server,
+        _secret(workdir / "secrets/username", f"{SASL_USER}\n"),
+        _secret(workdir / "secrets/password", SASL_PASSWORD),
+    )
+    try:
+        broker.start()
+        broker.wait_listening()
+        runtime = _cluster(workdir, zk.entry())
+        try:
+            store = runtime.store()
+            wait_for(
+                lambda: store.broker_ids() == [1] and store.controller() is not None,
+                timeout=60,
+                what="the SASL broker to register and become controller",
+            )
+        finally:
+            runtime.close()
+        yield zk
+    finally:
+        _stop(broker)
+        _stop(server)
+
+
+@pytest.fixture(scope="module")
+def lenient_sasl_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslZooKeeper]:
+    """ZooKeeper with SASL but without sessionRequireClientSASLAuth (ZooKeeper's default)."""
+    workdir = tmp_path_factory.mktemp("sasl-zk-lenient")
+    server = _sasl_server(workdir / "zookeeper", enforce=False)
+    try:
+        yield SaslZooKeeper(
+            server,
+            _secret(workdir / "secrets/username", SASL_USER),
+            _secret(workdir / "secrets/password", SASL_PASSWORD),
+        )
+    finally:
+        _stop(server)
+
+
+def test_sasl_topic_created_by_the_operator_is_led_by_kafka_and_carries_kafkas_acls(
+    sasl_zk: SaslZooKeeper, tmp_path: Path, unique_topic: str
+) -> None:
+    runtime = _cluster(tmp_path, sasl_zk.entry())
+    try:
+        store = runtime.store()
+        store.create_topic(unique_topic, {0: (1,), 1: (1,)}, {"retention.ms": "3600000"})
+
+        snapshot = store.read_topic(unique_topic)
+        assert snapshot is not None and snapshot.config is not None
+        assert dict(snapshot.assignment.value.partitions) == {0: (1,), 1: (1,)}
+        assert snapshot.config.value == {"retention.ms": "3600000"}
+
+        # The controller creates the partition state znodes under our topic znode and rewrites it
+        # with a topic_id: both need write access for its sasl:kafka identity on what we created.
+        wait_for(
+            lambda: (
+                {p: s.leader for p, s in store.partition_states(unique_topic, [0, 1]).items()} == {0: 1, 1: 1}
+            ),
+            timeout=30,
+            what=f"Kafka to elect leaders for {unique_topic}",
+        )
+        assigned = wait_for(
+            lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a,
+            timeout=30,
+            what="the controller to add a topic_id",
+        )
+        assert len(assigned.value.topic_id or "") == 22
+
+        client = store.client
+        kafkas = _acl(client, "/brokers/topics")  # created by the broker with zookeeper.set.acl=true
+        assert kafkas == {("sasl", SASL_USER, Permissions.ALL), ("world", "anyone", Permissions.READ)}
+        assert _acl(client, f"/brokers/topics/{unique_topic}") == kafkas
+        assert _acl(client, f"/config/topics/{unique_topic}") == kafkas
+
+        store.update_entity_config(
+            "brokers", "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000000"}
+        )
+        assert (
+            _acl(client, "/config/brokers/1")
+            == _acl(client, "/config/brokers")
+            == {("sasl", SASL_USER, Permissions.ALL)}
+        ), "no world-read under /config/brokers, like Kafka's own"
+    finally:
+        runtime.close()
+
+
+def test_a_client_without_sasl_is_refused(
+    sasl_zk: SaslZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    raw = KazooClient(hosts=sasl_zk.server.connect, timeout=10)  # no chroot: start() reads nothing
+    raw.start(timeout=10)
+    try:
+        with pytest.raises(SessionClosedRequireSaslError):
+            raw.exists(SASL_CHROOT)
+    finally:
+        raw.stop()
+        raw.close()
+
+    message = _refusal(_cluster(tmp_path, {"zookeeper": sasl_zk.connect}), within_s=10, caplog=caplog)
+    assert message == (
+        f"ZooKeeper at {sasl_zk.connect} requires SASL authentication and closed the session; add a "
+        "sasl section with the brokers' ZooKeeper identity (their JAAS Client section) to this cluster"
+    )
+
+
+@pytest.mark.parametrize("server", ["sasl_zk", "lenient_sasl_zk"])
+def test_a_wrong_sasl_password_is_one_clear_line_at_once(
+    server: str, request: pytest.FixtureRequest, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    zk: SaslZooKeeper = request.getfixturevalue(server)
+    wrong = _secret(tmp_path / "wrong-password", "not-the-password")
+    # The default connection timeout is 15 s: a refused login must not wait for it.
+    message = _refusal(_cluster(tmp_path, zk.entry(password_file=wrong)), within_s=5, caplog=caplog)
+    assert message == (
+        f"ZooKeeper at {zk.connect} refused the SASL DIGEST-MD5 login of 'kafka': wrong username or "
+        "password, or a mechanism the server does not accept; the sasl files must hold the brokers' "
+        "JAAS Client credentials"
+    )
+
+
+@pytest.mark.parametrize("enforce", [True, False], ids=["enforced", "lenient"])
+def test_a_session_whose_login_is_refused_on_reconnect_is_replaced(
+    enforce: bool, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kazoo never reconnects after a refused login; the operator must not keep that dead client."""
+    workdir = tmp_path / "zookeeper"
+    server = _sasl_server(workdir, enforce=enforce)
+    zk = SaslZooKeeper(
+        server, _secret(tmp_path / "username", SASL_USER), _secret(tmp_path / "password", SASL_PASSWORD)
+    )
+    entry = {**zk.entry(), "zookeeper": server.connect}  # no chroot: this server holds no Kafka
+    runtime = _cluster(tmp_path, entry)
+    try:
+        first = runtime.store()
+        assert first.topic_names() == []
+        # The password changes on ZooKeeper only: kazoo's reconnect is refused, and it gives up.
+        _stop(server)
+        server = _sasl_server(workdir, enforce=enforce, password="rotated", port=server.port)
+        wait_for(
+            lambda: first.client.client_state in ("AUTH_FAILED", "CLOSED"),
+            timeout=30,
+            what="kazoo to give up after the refused login",
+        )
+        assert "refused the SASL DIGEST-MD5 login of 'kafka'" in _refusal(runtime, within_s=5, caplog=caplog)
+        # Once both sides agree again, the next use opens a new session.
+        _stop(server)
+        server = _sasl_server(workdir, enforce=enforce, port=server.port)
+        assert wait_for(lambda: _topic_names_or_none(runtime), timeout=30, what="a new session") == ["none"]
+    finally:
+        runtime.close()
+        _stop(server)
+
+
+def _topic_names_or_none(runtime: ClusterRuntime) -> list[str] | None:
+    try:
+        return runtime.store().topic_names() or ["none"]
+    except errors.ClusterUnavailable:
+        return None
+
+
+# --------------------------------------------------------------------------- TLS
+
+
+@dataclass
+class TlsZooKeeper:
+    server: ZooKeeperServer
+    secure_port: int
+    files: dict[str, str]
+
+    def connect(self, host: str = ports.LOOPBACK, port: int | None = None) -> str:
+        return f"{host}:{port or self.secure_port}{TLS_CHROOT}"
+
+    def entry(self, host: str = ports.LOOPBACK, **tls: Any) -> dict[str, Any]:
+        settings = {"caFile": self.files["ca"], "certFile": self.files["cert"], "keyFile": self.files["key"]}
+        settings.update(tls)
+        return {"zookeeper": self.connect(host), "secureAcls": True, "tls": settings}
+
+
+def _ip_only_server_cert(ca: certs.CertificateAuthority) -> bytes:
+    """A server certificate and key (PEM, key first) naming only 127.0.0.1, not localhost."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "zookeeper")]))
+        .issuer_name(ca.cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ports.LOOPBACK))]),
+            critical=False,
+        )
+        .sign(ca.key, hashes.SHA256())
+    )
+    return certs._pem_key(key) + certs._pem_cert(cert)
+
+
+@pytest.fixture(scope="module")
+def tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsZooKeeper]:
+    workdir = tmp_path_factory.mktemp("tls-zk")
+    ca, stranger = certs.CertificateAuthority.create("zk-ca"), certs.CertificateAuthority.create("other-ca")
+    client_cert, client_key = ca.issue(SASL_USER)
+    files = {
+        "ca": str(certs.write(workdir / "tls/ca.crt", ca.cert_pem)),
+        "other-ca": str(certs.write(workdir / "tls/other-ca.crt", stranger.cert_pem)),
+        "cert": str(certs.write(workdir / "tls/client.crt", client_cert)),
+        "key": str(certs.write(workdir / "tls/client.key", client_key, private=True)),
+        "server": str(certs.write(workdir / "tls/server.pem", _ip_only_server_cert(ca), private=True)),
+    }
+    secure_port = ports.free_port()
+    server = _start_zookeeper(
+        workdir / "zookeeper",
+        extra_config={
+            "secureClientPort": str(secure_port),
+            "secureClientPortAddress": ports.LOOPBACK,
+            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+            "ssl.keyStore.location": files["server"],
+            "ssl.keyStore.type": "PEM",
+            "ssl.trustStore.location": files["ca"],
+            "ssl.trustStore.type": "PEM",
+            "ssl.clientAuth": "need",
+            "authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+        },
+    )
+    zk = TlsZooKeeper(server, secure_port, files)
+    try:
+        root = session.connect(
+            session.ZkConnectionSettings(
+                connect=f"{ports.LOOPBACK}:{secure_port}",
+                tls=session.TlsSettings(ca_file=files["ca"], cert_file=files["cert"], key_file=files["key"]),
+            )
+        )
+        try:
+            for path in KAFKA_PARENTS:
+                root.ensure_path(TLS_CHROOT + path)
+        finally:
+            root.stop()
+            root.close()
+        yield zk
+    finally:
+        _stop(server)
+
+
+def test_tls_with_a_client_certificate_creates_and_reads_a_topic(
+    tls_zk: TlsZooKeeper, tmp_path: Path, unique_topic: str
+) -> None:
+    runtime = _cluster(tmp_path, tls_zk.entry())
+    try:
+        store = runtime.store()
+        store.create_topic(unique_topic, {0: (1, 2), 1: (2, 1)}, {"cleanup.policy": "compact"})
+        snapshot = store.read_topic(unique_topic)
+        assert snapshot is not None and snapshot.config is not None
+        assert dict(snapshot.assignment.value.partitions) == {0: (1, 2), 1: (2, 1)}
+        assert snapshot.config.value == {"cleanup.policy": "compact"}
+        # The session's identity is the certificate's subject: what brokers with ZooKeeper mTLS
+        # and zookeeper.set.acl=true use (they must all present the same DN).
+        assert _acl(store.client, f"/brokers/topics/{unique_topic}") == {
+            ("x509", f"CN={SASL_USER}", Permissions.ALL),
+            ("world", "anyone", Permissions.READ),
+        }
+    finally:
+        runtime.close()
+
+
+def test_a_plaintext_client_cannot_use_the_tls_port(
+    tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    message = _refusal(
+        _cluster(tmp_path, {"zookeeper": tls_zk.connect()}, connection_timeout_s=2), within_s=6, caplog=caplog
+    )
+    assert message.startswith(f"cannot connect to ZooKeeper at {tls_zk.connect()} within 2 s")
+    # ... while the same server's plaintext port serves a plaintext client.
+    plain = KazooClient(hosts=tls_zk.server.connect)
+    plain.start(timeout=10)
+    try:
+        assert plain.exists(TLS_CHROOT) is not None
+    finally:
+        plain.stop()
+        plain.close()
+
+
+def test_a_wrong_ca_is_one_clear_line(
+    tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = _cluster(tmp_path, tls_zk.entry(caFile=tls_zk.files["other-ca"]), connection_timeout_s=2)
+    assert _refusal(runtime, within_s=6, caplog=caplog) == (
+        f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: certificate verify failed: unable "
+        "to get local issuer certificate; check tls.caFile, certFile and keyFile, and that the port "
+        "is ZooKeeper's secureClientPort"
+    )
+
+
+def test_the_server_certificate_must_name_the_connected_host(
+    tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = _cluster(tmp_path, tls_zk.entry(host="localhost"), connection_timeout_s=2)
+    message = _refusal(runtime, within_s=6, caplog=caplog)
+    assert message.startswith(
+        f"TLS connection to ZooKeeper at {tls_zk.connect('localhost')} failed: certificate verify "
+        "failed: Hostname mismatch"
+    ), message
+
+    relaxed = _cluster(tmp_path, tls_zk.entry(host="localhost", verifyHostname=False))
+    try:
+        assert relaxed.store().topic_names() is not None
+    finally:
+        relaxed.close()
+
+
+def test_without_a_client_certificate_the_tls_port_refuses(
+    tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    entry = tls_zk.entry()
+    entry["tls"] = {"caFile": tls_zk.files["ca"]}  # ssl.clientAuth=need
+    assert _refusal(_cluster(tmp_path, entry, connection_timeout_s=2), within_s=6, caplog=caplog) == (
+        f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: the server ended the handshake "
+        "with SSLV3_ALERT_BAD_CERTIFICATE (with ssl.clientAuth=need it wants a client certificate "
+        "signed by a CA it trusts); check tls.caFile, certFile and keyFile, and that the port is "
+        "ZooKeeper's secureClientPort"
+    )
