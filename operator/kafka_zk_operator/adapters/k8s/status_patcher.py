@@ -8,6 +8,7 @@ ServiceAccount when running in a pod, else ``$KUBECONFIG``/``~/.kube/config``.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from kubernetes import client, config
@@ -18,13 +19,21 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import KubernetesApiEr
 log = logging.getLogger(__name__)
 
 
-def api_client() -> client.ApiClient:
+#: Connections kept per API server: kopf's handler threads (``settings.execution.max_workers``,
+#: 16 in ``main``) and the health reporters all write statuses through one client; with the
+#: client's default (5 per CPU) a burst of reconciles kept opening and discarding TLS connections.
+CONNECTION_POOL_SIZE = 32
+
+
+def api_client(pool_size: int = CONNECTION_POOL_SIZE) -> client.ApiClient:
     """The official client with the operator's credentials (in-cluster, else KUBECONFIG)."""
     try:
         config.load_incluster_config()  # type: ignore[no-untyped-call]
     except config.ConfigException:
         config.load_kube_config()  # type: ignore[no-untyped-call]
-    return client.ApiClient()
+    configuration = client.Configuration.get_default_copy()
+    configuration.connection_pool_maxsize = pool_size
+    return client.ApiClient(configuration)
 
 
 class StatusPatcher:
@@ -33,11 +42,13 @@ class StatusPatcher:
     def __init__(self, group: str, version: str, plural: str) -> None:
         self.group, self.version, self.plural = group, version, plural
         self._api: client.CustomObjectsApi | None = None
+        self._guard = threading.Lock()
 
     def _custom(self) -> client.CustomObjectsApi:
-        if self._api is None:
-            self._api = client.CustomObjectsApi(api_client())
-        return self._api
+        with self._guard:  # called from many threads: one client, one connection pool
+            if self._api is None:
+                self._api = client.CustomObjectsApi(api_client())
+            return self._api
 
     def patch(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
         """Merge-patch ``status``; raises unless the API server accepted it (or the object is gone).
