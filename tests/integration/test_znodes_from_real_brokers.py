@@ -11,9 +11,12 @@ Uses the session fixtures of ``tests/conftest.py`` (``kafka_cluster``, ``zk``, `
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -26,7 +29,9 @@ from kafka.admin import (
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes
+from kafka_zk_operator.devstack import artifacts, java
 from kafka_zk_operator.domain import model
+from tests.conftest import LEGACY_KAFKA_VERSIONS, kafka_version_tuple
 from tests.integration.helpers import alter_topic_config
 
 pytestmark = pytest.mark.integration
@@ -34,7 +39,7 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 
 #: Older Kafka lines whose own formats we also read (each a separate ZooKeeper-only stack).
-OLDER_KAFKA_VERSIONS = ("2.8.2", "2.3.1")
+OLDER_KAFKA_VERSIONS = ("2.8.2", "2.3.1", *LEGACY_KAFKA_VERSIONS)
 
 
 def eventually(probe: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
@@ -361,21 +366,63 @@ def test_in_flight_reassignment_written_by_the_controller(
 # --------------------------------------------------------------------------- older Kafka lines
 
 
+def _kafka_tool(version: str, main_class: str, zk_connect: str, workdir: Path, *args: str) -> None:
+    """Run one of Kafka ``version``'s own ``--zookeeper`` tools (e.g. ``kafka.admin.ConfigCommand``)."""
+    log4j = java.write_log4j(workdir / "log4j.properties")
+    argv = java.java_argv(
+        artifacts.kafka_libs(version),
+        main_class,
+        ["--zookeeper", zk_connect, *args],
+        heap="256m",
+        log4j=log4j,
+    )
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def _kafka_creates_topic(
+    cluster: Any, topic: str, partitions: int, rf: int, configs: dict[str, str], workdir: Path
+) -> None:
+    """Kafka creates the topic: a broker (CreateTopics, 0.10.1+), else Kafka's own topic tool."""
+    if kafka_version_tuple(cluster.kafka_version) >= (0, 10, 1):
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, client_id="kzo-znode-tests-old")
+        try:
+            _create_topic(admin, topic, num_partitions=partitions, replication_factor=rf, configs=configs)
+        finally:
+            admin.close()
+        return
+    config_args = [arg for key, value in configs.items() for arg in ("--config", f"{key}={value}")]
+    _kafka_tool(
+        cluster.kafka_version,
+        "kafka.admin.TopicCommand",
+        cluster.zk_connect,
+        workdir,
+        *("--create", "--topic", topic, "--partitions", str(partitions)),
+        *("--replication-factor", str(rf), *config_args),
+    )
+
+
+def _broker_znode_version_for(kafka_version: tuple[int, ...]) -> int:
+    """``/brokers/ids/<id>`` version a broker writes (with ``broker.rack``; IBP = its version)."""
+    if kafka_version >= (2, 7):
+        return 5
+    return 4 if kafka_version >= (0, 10, 2) else 3
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("version", OLDER_KAFKA_VERSIONS)
 def test_older_kafka_lines_write_formats_we_read(
-    version: str, kafka_cluster_factory: Any, unique_topic: str
+    version: str, kafka_cluster_factory: Any, unique_topic: str, tmp_path: Path
 ) -> None:
-    kafka_version = tuple(int(part) for part in version.split("."))
+    kafka_version = kafka_version_tuple(version)
     cluster = kafka_cluster_factory(version)
     zk = cluster.zk_client()
-    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, client_id="kzo-znode-tests-old")
     try:
         for broker in cluster.brokers:
             path = znodes.BrokerIdZNode.path(broker.id)
             data, _ = read(zk, path)
             registration = znodes.BrokerIdZNode.decode(data, path)
-            assert registration.version == (5 if kafka_version >= (2, 7) else 4)
+            assert registration.version == _broker_znode_version_for(kafka_version)
             assert registration.rack == broker.rack
             assert_same_meaning(data, znodes.BrokerIdZNode.encode(registration))
 
@@ -384,9 +431,7 @@ def test_older_kafka_lines_write_formats_we_read(
         assert controller.version == 1 and controller.kraft_controller_epoch is None
         assert znodes.ControllerZNode.encode(controller) == data
 
-        _create_topic(
-            admin, unique_topic, num_partitions=2, replication_factor=2, configs={"retention.ms": "60000"}
-        )
+        _kafka_creates_topic(cluster, unique_topic, 2, 2, {"retention.ms": "60000"}, tmp_path)
         _wait_for_states(zk, unique_topic, 2)
         path = znodes.TopicZNode.path(unique_topic)
         expected_version = znodes.topic_znode_version_for(kafka_version)
@@ -404,6 +449,116 @@ def test_older_kafka_lines_write_formats_we_read(
             "retention.ms": "60000"
         }
     finally:
-        admin.close()
         zk.stop()
         zk.close()
+
+
+#: Znodes Kafka writes that the operator never reads, hence no codec: producer-id blocks and the
+#: leaders' ISR-change / log-dir-failure queues that the controller consumes.
+_NOT_READ_BY_THE_OPERATOR = re.compile(
+    r"/latest_producer_id_block|/(isr_change|log_dir_event)_notification/[^/]+"
+)
+
+
+def _check_znode(path: str, data: bytes, stat: Any) -> str:
+    """Decode ``path`` with its codec and check the re-encoding; return the codec's name."""
+    if re.fullmatch(r"/brokers/ids/\d+", path):
+        assert_same_meaning(data, znodes.BrokerIdZNode.encode(znodes.BrokerIdZNode.decode(data, path)))
+        return "BrokerIdZNode"
+    if re.fullmatch(r"/brokers/topics/[^/]+", path):
+        assert_same_meaning(data, znodes.TopicZNode.encode(znodes.TopicZNode.decode(data, path)))
+        return "TopicZNode"
+    if re.fullmatch(r"/brokers/topics/[^/]+/partitions/\d+/state", path):
+        state = znodes.PartitionStateZNode.decode(data, path, zk_version=stat.version)
+        assert json.loads(data) == {  # decode-only codec: every field Kafka wrote is understood
+            "version": 1,
+            "controller_epoch": state.controller_epoch,
+            "leader": state.leader,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+        }
+        return "PartitionStateZNode"
+    if path == znodes.CONTROLLER_PATH:
+        assert znodes.ControllerZNode.encode(znodes.ControllerZNode.decode(data)) == data
+        return "ControllerZNode"
+    if path == znodes.CONTROLLER_EPOCH_PATH:
+        assert znodes.ControllerEpochZNode.encode(znodes.ControllerEpochZNode.decode(data)) == data
+        return "ControllerEpochZNode"
+    if path == znodes.CLUSTER_ID_PATH:
+        assert znodes.ClusterIdZNode.encode(znodes.ClusterIdZNode.decode(data)) == data
+        return "ClusterIdZNode"
+    if path == znodes.FEATURE_PATH:
+        znodes.FeatureZNode.decode(data)
+        return "FeatureZNode"
+    if re.fullmatch(r"/config/changes/config_change_\d+", path):
+        assert_same_meaning(
+            data, znodes.ConfigChangeZNode.encode(znodes.ConfigChangeZNode.decode(data, path))
+        )
+        return "ConfigChangeZNode"
+    if re.fullmatch(r"/config/(topics|clients|users|brokers|ips)/.+", path):
+        assert_same_meaning(
+            data, znodes.ConfigEntityZNode.encode(znodes.ConfigEntityZNode.decode(data, path))
+        )
+        return "ConfigEntityZNode"
+    if path == znodes.REASSIGN_PARTITIONS_PATH:
+        decoded = znodes.ReassignPartitionsZNode.decode(data, path)
+        assert_same_meaning(data, znodes.ReassignPartitionsZNode.encode(decoded))
+        return "ReassignPartitionsZNode"
+    if path == znodes.PREFERRED_REPLICA_ELECTION_PATH:
+        elected = znodes.PreferredReplicaElectionZNode.decode(data, path)
+        assert_same_meaning(data, znodes.PreferredReplicaElectionZNode.encode(elected))
+        return "PreferredReplicaElectionZNode"
+    if _NOT_READ_BY_THE_OPERATOR.fullmatch(path):
+        return "not read"
+    raise AssertionError(f"no codec for {path} = {data!r}")
+
+
+def _walk(zk: KazooClient, path: str = "/") -> Iterator[tuple[str, bytes, Any]]:
+    for child in sorted(zk.get_children(path)):
+        child_path = f"{path.rstrip('/')}/{child}"
+        data, stat = zk.get(child_path)
+        yield child_path, data, stat
+        yield from _walk(zk, child_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", OLDER_KAFKA_VERSIONS)
+def test_every_znode_an_older_line_writes_decodes_and_round_trips(
+    version: str, kafka_cluster_factory: Any, unique_topic: str, tmp_path: Path
+) -> None:
+    """Kafka writes a topic (broker, controller) and a config change (Kafka's own ZooKeeper tool,
+    the writer brokers before 0.11 had no API for); then every znode with data must decode."""
+    cluster = kafka_cluster_factory(version)
+    zk = cluster.zk_client()
+    try:
+        _kafka_creates_topic(cluster, unique_topic, 2, 3, {}, tmp_path)
+        _wait_for_states(zk, unique_topic, 2)
+        last = _last_sequence(zk)
+        _kafka_tool(
+            version,
+            "kafka.admin.ConfigCommand",
+            cluster.zk_connect,
+            tmp_path,
+            *("--alter", "--entity-type", "topics", "--entity-name", unique_topic),
+            *("--add-config", "retention.ms=7200000"),
+        )
+        notification, data = _notification_for(zk, f"topics/{unique_topic}", last)
+        assert notification.version == znodes.config_change_version_for(kafka_version_tuple(version))
+        assert znodes.ConfigChangeZNode.encode(notification) == data
+
+        seen: dict[str, list[str]] = {}
+        for path, data, stat in _walk(zk):
+            if data:  # Kafka's path-only znodes (/brokers, .../partitions/<p>, markers) hold no data
+                seen.setdefault(_check_znode(path, data, stat), []).append(path)
+    finally:
+        zk.stop()
+        zk.close()
+    assert len(seen["BrokerIdZNode"]) == len(cluster.brokers)
+    assert znodes.TopicZNode.path(unique_topic) in seen["TopicZNode"]
+    assert len([p for p in seen["PartitionStateZNode"] if f"/{unique_topic}/" in p]) == 2
+    assert znodes.topic_config_path(unique_topic) in seen["ConfigEntityZNode"]
+    written = ["ControllerZNode", "ControllerEpochZNode", "ConfigChangeZNode"]
+    if kafka_version_tuple(version) >= (0, 10, 1):
+        written.append("ClusterIdZNode")  # /cluster/id arrived in 0.10.1 (KIP-78)
+    for codec in written:
+        assert seen.get(codec), f"Kafka {version} wrote no znode for {codec}"

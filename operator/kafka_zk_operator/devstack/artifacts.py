@@ -19,8 +19,27 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 DEFAULT_KAFKA_VERSION = "3.9.2"
 DEFAULT_K8S_VERSION = "1.33.13"
 DEFAULT_ETCD_VERSION = "3.5.21"
-#: Kafka lines the stack can run, newest first. 2.3.x writes v1 topic znodes, 2.8.x v3.
-SUPPORTED_KAFKA_VERSIONS = ("3.9.2", "3.9.1", "3.9.0", "3.8.1", "3.7.2", "3.6.2", "2.8.2", "2.3.1")
+#: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
+#: write v1 topic znodes, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
+#: before 1.0 also with jaxb-api, lines before 0.10.2 as kafka_2.11 (see ``assets/fetch-kafka.sh``).
+SUPPORTED_KAFKA_VERSIONS = (
+    "3.9.2",
+    "3.9.1",
+    "3.9.0",
+    "3.8.1",
+    "3.7.2",
+    "3.6.2",
+    "2.8.2",
+    "2.3.1",
+    "2.2.2",
+    "2.0.1",
+    "1.1.1",
+    "1.0.2",
+    "0.11.0.3",
+    "0.10.2.2",
+    "0.10.1.1",
+    "0.10.0.1",
+)
 
 
 def cache_dir() -> Path:

@@ -6,7 +6,7 @@ set -euo pipefail
 v="${1:?kafka version, e.g. 3.9.2}"
 cache="${KZO_CACHE_DIR:-$HOME/.cache/kafka-zk-operator}"
 out="$cache/kafka/$v/libs"
-major="${v%%.*}"; rest="${v#*.}"; minor="${rest%%.*}"
+major="${v%%.*}"; rest="${v#*.}"; minor="${rest%%.*}"; rest="${rest#*.}"; patch="${rest%%.*}"
 scala=2.13
 extra=""
 # A log binding so brokers write logs: reload4j for 3.x (what Kafka 3.x ships), log4j 1.2.17 before.
@@ -19,6 +19,14 @@ if [ "$major" -lt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -lt 4 ]; }; then
   # Kafka < 2.4 ships ZooKeeper client 3.4.x, which cannot connect on Java 14+ (ZOOKEEPER-3779).
   # The 3.5.9 client keeps the same API and has the fix; Kafka 2.4+ itself moved to 3.5.x.
   extra="<dependency><groupId>org.apache.zookeeper</groupId><artifactId>zookeeper</artifactId><version>3.5.9</version></dependency>"
+fi
+if [ "$major" -eq 0 ] && { [ "$minor" -lt 10 ] || { [ "$minor" -eq 10 ] && [ "$patch" -lt 2 ]; }; }; then
+  scala=2.11  # kafka_2.12 artifacts start with 0.10.2.0
+fi
+if [ "$major" -lt 1 ]; then
+  # Kafka < 1.0 base64-encodes its cluster id with javax.xml.bind.DatatypeConverter, which left the
+  # JDK in Java 11 (JEP 320): brokers die at startup with NoClassDefFoundError without this jar.
+  extra="$extra<dependency><groupId>javax.xml.bind</groupId><artifactId>jaxb-api</artifactId><version>2.3.1</version></dependency>"
 fi
 if [ "$major" -ge 3 ] && [ "$minor" -ge 5 ] || [ "$major" -ge 4 ]; then
   extra="<dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$v</version></dependency>"
