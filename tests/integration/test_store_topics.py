@@ -6,11 +6,13 @@ import threading
 import uuid
 
 import pytest
+from kafka import KafkaProducer
+from kafka import errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import assignment, errors
-from tests.conftest import KafkaCluster
+from tests.conftest import LEGACY_KAFKA_VERSIONS, KafkaCluster
 from tests.integration.helpers import wait_for
 
 
@@ -56,14 +58,98 @@ def test_created_topic_gets_leaders_and_a_topic_id_from_the_controller(
         assert config is not None and config.value == {"cleanup.policy": "compact"}
 
 
-def test_kafka_231_topic_is_created_with_a_v1_znode(kafka_cluster_factory, unique_topic: str) -> None:
-    cluster = kafka_cluster_factory("2.3.1")
+#: Lines whose controllers only know v1 topic znodes: 2.3.1 and the older ones under test.
+PRE_24_KAFKA_VERSIONS = ("2.3.1", *LEGACY_KAFKA_VERSIONS)
+
+
+@pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
+def test_pre_24_topic_is_created_with_a_v1_znode_and_gets_leaders(
+    version: str, kafka_cluster_factory, unique_topic: str
+) -> None:
+    cluster = kafka_cluster_factory(version)
     with cluster.zk_session() as client:
         store = ZkStore(client)
-        store.create_topic(unique_topic, _kafka_assignment(store, 2, 2), {}, znode_version=1)
-        wait_for(lambda: _all_partitions_led(store, unique_topic, 2), what="leaders on Kafka 2.3.1")
+        assert store.topic_znode_version() == 1  # mirrored from the cluster's own (v1) topics
+        store.create_topic(unique_topic, _kafka_assignment(store, 3, 2), {"retention.ms": "3600000"})
+        wait_for(lambda: _all_partitions_led(store, unique_topic, 3), what=f"leaders on Kafka {version}")
         read = store.read_assignment(unique_topic)
         assert read is not None and read.value.topic_id is None and read.value.version == 1
+        states = store.partition_states(unique_topic, range(3))
+        for partition, replicas in read.value.partitions.items():
+            assert states[partition].leader == replicas[0]
+            assert set(states[partition].isr) == set(replicas)
+
+
+@pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
+def test_pre_24_controller_creates_partitions_added_by_the_store(
+    version: str, kafka_cluster_factory, unique_topic: str
+) -> None:
+    """Before 1.1 the controller learns of new partitions from a zkclient data watch on the topic."""
+    cluster = kafka_cluster_factory(version)
+    _create_and_wait(cluster, unique_topic, partitions=1, rf=2)
+    with cluster.zk_session() as client:
+        store = ZkStore(client)
+        before = store.read_assignment(unique_topic)
+        assert before is not None
+        new = assignment.assign_replicas_to_brokers(
+            store.live_brokers(), 2, 2, fixed_start_index=0, start_partition_id=1
+        )
+        store.add_partitions(unique_topic, new, expected=before)
+        wait_for(lambda: _all_partitions_led(store, unique_topic, 3), what=f"new partitions on {version}")
+        after = store.read_assignment(unique_topic)
+        assert after is not None and after.value.version == 1 and after.value.partition_count == 3
+        assert after.value.partitions[0] == before.value.partitions[0]
+
+
+def _produce(producer: KafkaProducer, topic: str, size: int) -> str | None:
+    """Send one record of ``size`` bytes; the error's class name if the broker refuses it."""
+    try:
+        producer.send(topic, value=b"x" * size, partition=0).get(timeout=30)
+    except kafka_errors.MessageSizeTooLargeError as exc:
+        return type(exc).__name__
+    return None
+
+
+@pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
+def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
+    version: str, kafka_cluster_factory, unique_topic: str
+) -> None:
+    """The store's v2 ``/config/changes`` notification reaches the brokers: they start refusing
+    records above the new ``max.message.bytes`` (Kafka's own behaviour, all lines since 0.10.1)."""
+    cluster = kafka_cluster_factory(version)
+    _create_and_wait(cluster, unique_topic, partitions=1, rf=2)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=0)
+    try:
+        assert _produce(producer, unique_topic, 4096) is None
+        with cluster.zk_session() as client:
+            changed = ZkStore(client).update_entity_config(
+                "topics", unique_topic, lambda cfg: {**cfg, "max.message.bytes": "1024"}
+            )
+        assert changed
+        refused = wait_for(
+            lambda: _produce(producer, unique_topic, 4096), what=f"Kafka {version} to apply max.message.bytes"
+        )
+        assert refused == "MessageSizeTooLargeError"
+        assert _produce(producer, unique_topic, 100) is None
+    finally:
+        producer.close()
+
+
+@pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
+def test_pre_24_controller_deletes_a_topic_marked_by_the_store(
+    version: str, kafka_cluster_factory, unique_topic: str
+) -> None:
+    cluster = kafka_cluster_factory(version)
+    _create_and_wait(cluster, unique_topic, partitions=2, rf=2)
+    with cluster.zk_session() as client:
+        store = ZkStore(client)
+        assert store.mark_topic_for_deletion(unique_topic) is True
+        wait_for(
+            lambda: store.topic_fully_deleted(unique_topic), timeout=90, what=f"Kafka {version} to delete"
+        )
+        # the name can be used again at once, with a new assignment
+        store.create_topic(unique_topic, _kafka_assignment(store, 1, 2), {})
+        wait_for(lambda: _all_partitions_led(store, unique_topic, 1), what="leaders of the re-created topic")
 
 
 def test_adding_partitions_keeps_the_topic_id_and_new_partitions_get_leaders(

@@ -154,6 +154,34 @@ def test_config_change_version_for(kafka_version: tuple[int, ...], expected: int
 
 
 @pytest.mark.parametrize(
+    ("registrations", "entity_type", "expected"),
+    [
+        ([5, 5, 5], "topics", 2),  # 2.7+
+        ([4, 4], "topics", 2),  # 0.10.2 - 2.6
+        ([3, 3, 3], "topics", 1),  # 0.10.0 / 0.10.1: 0.10.0 refuses v2
+        ([3, 3, 3], "clients", 1),
+        ([4, 3, 5], "topics", 1),  # a rolling upgrade: the oldest broker decides
+        ([3, 3], "brokers", 2),  # v1 cannot name brokers (dynamic broker configs are 0.10.1+)
+        ([3], "users", 2),
+        ([], "topics", 2),  # no live broker: the current format
+    ],
+)
+def test_config_change_version_for_brokers_is_one_every_live_broker_reads(
+    registrations: list[int], entity_type: str, expected: int
+) -> None:
+    version = znodes.config_change_version_for_brokers(registrations, entity_type)
+    assert version == expected
+    name = "3" if entity_type == "brokers" else "x"
+    encoded = znodes.ConfigChangeZNode.encode(
+        znodes.ConfigChangeNotification(f"{entity_type}/{name}", version)
+    )
+    assert (
+        znodes.ConfigChangeZNode.decode(encoded, "/config/changes/config_change_0000000001").version
+        == version
+    )
+
+
+@pytest.mark.parametrize(
     ("notification", "message"),
     [
         (znodes.ConfigChangeNotification("brokers/1", 1), "v1 notification cannot express"),

@@ -328,13 +328,16 @@ class ZkStore:
     ) -> None:
         """Replace an entity's full config and notify brokers, in ONE transaction.
 
-        ``expected_version=None`` means the config znode must not exist yet (it is created).
+        ``expected_version=None`` means the config znode must not exist yet (it is created). The
+        notification has the format the live brokers read (``config_change_version``).
         """
         self.ensure_writable()
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
         notification = znodes_config.ConfigChangeZNode.encode(
-            znodes_config.ConfigChangeNotification(entity_path=f"{entity_type}/{name}")
+            znodes_config.ConfigChangeNotification(
+                entity_path=f"{entity_type}/{name}", version=self.config_change_version(entity_type)
+            )
         )
         tx = self.client.transaction()
         if expected_version is None:
@@ -343,6 +346,12 @@ class ZkStore:
             tx.set_data(path, data, version=expected_version)
         tx.create(NOTIFICATION_PREFIX, notification, acl=self._acl(NOTIFICATION_PREFIX), sequence=True)
         self._commit(tx, [path, NOTIFICATION_PREFIX])
+
+    def config_change_version(self, entity_type: str) -> int:
+        """The ``/config/changes`` format to write for ``entity_type``: v2, or v1 while a live
+        broker is 0.10.1 or older (0.10.0 ignores v2 notifications)."""
+        versions = [r.version for r in self.broker_registrations()]
+        return znodes_config.config_change_version_for_brokers(versions, entity_type)
 
     def update_entity_config(
         self,

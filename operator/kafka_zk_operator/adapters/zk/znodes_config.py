@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
@@ -184,6 +184,31 @@ def config_change_version_for(kafka_version: tuple[int, ...]) -> int:
     if kafka_version >= (0, 9):
         return CONFIG_CHANGE_V1
     return CONFIG_CHANGE_LEGACY
+
+
+#: ``/brokers/ids/<id>`` v4 arrived in 0.10.2; every broker registering v4 or later reads v2.
+_FIRST_V2_READER_REGISTRATION: Final = 4
+
+
+def config_change_version_for_brokers(
+    registration_versions: Iterable[int], entity_type: ConfigEntityType | str
+) -> int:
+    """The notification format every live broker reads, judged by their ``/brokers/ids`` versions.
+
+    Brokers registering v3 or older are 0.10.1 or older (or run a newer binary at an IBP before
+    0.10.0-IV1, KAFKA-3100), and 0.10.0 rejects v2 ("requirement failed" in
+    ``DynamicConfigManager``, seen on a real 0.10.0.1): those get v1, which every broker since 0.9
+    reads. v1 names only topics and clients; other entities (dynamic broker configs, 0.10.1+) and
+    clusters without live brokers get v2.
+    """
+    versions = list(registration_versions)
+    if (
+        versions
+        and min(versions) < _FIRST_V2_READER_REGISTRATION
+        and ConfigEntityType(entity_type) in _V1_ENTITY_TYPES
+    ):
+        return CONFIG_CHANGE_V1
+    return CONFIG_CHANGE_V2
 
 
 @dataclass(frozen=True, slots=True)
