@@ -79,8 +79,8 @@ def register(subparsers: Any) -> None:
     prepare = sub.add_parser("prepare", help="fetch/build every binary the stack and tests need (cached)")
     prepare.add_argument(
         "--kafka-versions",
-        default=",".join((artifacts.DEFAULT_KAFKA_VERSION, "2.8.2", "2.3.1")),
-        help="comma-separated Kafka versions to fetch",
+        default=",".join(artifacts.TESTED_KAFKA_VERSIONS),
+        help="comma-separated Kafka versions to fetch (default: the lines the test suite runs)",
     )
     prepare.add_argument("--no-kubernetes", action="store_true", help="skip building kube-apiserver/etcd")
     prepare.set_defaults(func=_prepare)

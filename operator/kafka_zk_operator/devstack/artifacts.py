@@ -40,6 +40,8 @@ SUPPORTED_KAFKA_VERSIONS = (
     "0.10.1.1",
     "0.10.0.1",
 )
+#: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py).
+TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.3.1", "1.1.1", "0.10.0.1")
 
 
 def cache_dir() -> Path:
