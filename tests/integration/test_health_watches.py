@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import assignment
-from kafka_zk_operator.runtime.health import HealthReporter
+from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS
+from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
 from tests.integration.helpers import wait_for
 
 
@@ -80,12 +83,12 @@ def _status_recorder() -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
     return status, patches, patcher
 
 
-def test_a_refresh_overlapping_a_reconcile_is_repeated_after_the_reconciles_status_write(
+@pytest.fixture
+def hand_driven(
     kafka_cluster: Any, unique_topic: str
-) -> None:
-    """The handler's status comes from a read made before a refresh's: written after it, it
-    would show older leaders/ISR until the next event. The reporter is driven by hand (its
-    worker thread not started) to make the interleaving exact."""
+) -> Iterator[tuple[HealthReporter, dict[str, Any], list[dict[str, Any]]]]:
+    """A reporter on a real 2-partition topic, its worker not started: the tests drive refreshes
+    and the clock by hand to make interleavings with a reconcile exact."""
     client: KazooClient = kafka_cluster.zk_client()
     status, patches, patcher = _status_recorder()
     store = ZkStore(client)
@@ -93,33 +96,101 @@ def test_a_refresh_overlapping_a_reconcile_is_repeated_after_the_reconciles_stat
     store.create_topic(unique_topic, assignment.assign_replicas_to_brokers(brokers, 2, 3), {})
     wait_for(lambda: len(store.partition_states(unique_topic, [0, 1])) == 2, what="leaders")
     reporter = HealthReporter(store, patcher, "test")
-    ref = ("ns", "t")
+    now = [1000.0]
+    reporter.clock = lambda: now[0]
+    reporter.track(unique_topic, REF)
+    reporter._refresh_one(unique_topic)
+
+    def full_isr() -> bool:
+        reporter._refresh_one(unique_topic)
+        return all(len(state["isr"]) == 3 for state in status.get("partitionStates") or [{"isr": []}])
+
+    wait_for(full_isr, what="a full ISR in the reported status")
     try:
-        reporter.track(unique_topic, ref)
-        reporter._refresh_one(unique_topic)
-        truth = patches[-1]["partitionStates"]
-        assert [s["leader"] for s in truth] == [
-            s.leader for s in store.partition_states(unique_topic, [0, 1]).values()
-        ]
-
-        with reporter.reconciling(unique_topic):
-            handler_view = [{**s, "leader": -1, "isr": []} for s in truth]  # read "before"
-            reporter._refresh_one(unique_topic)  # a watch-driven refresh meanwhile: nothing new
-            patcher(ref, {"partitionStates": handler_view, "offlinePartitions": 2})  # lands last
-        assert status["partitionStates"] == handler_view, "the interleaving under test"
-
-        reporter._refresh_one(unique_topic)  # what the worker does next: the topic was marked
-        assert status["partitionStates"] == truth and status["offlinePartitions"] == 0
-
-        count = len(patches)
-        with reporter.reconciling(unique_topic):  # no overlapping refresh: nothing extra
-            pass
-        reporter._refresh_one(unique_topic)
-        assert len(patches) == count, "an unchanged topic is not written again"
+        yield reporter, status, patches
     finally:
         reporter.stop()
         client.stop()
         client.close()
+
+
+REF = ("ns", "t")
+
+
+def _stale(status: dict[str, Any]) -> dict[str, Any]:
+    """The live fields as a reconcile that read before the leaders were elected would have them."""
+    states = [{**s, "leader": -1, "isr": []} for s in status["partitionStates"]]
+    return {**{k: status.get(k) for k in PARTITION_FIELDS}, "partitionStates": states, "offlinePartitions": 2}
+
+
+def _reconcile(
+    reporter: HealthReporter, topic: str, live: dict[str, Any], during: Any = None
+) -> dict[str, Any]:
+    """A handler's reconcile whose patch carries ``live``; returns the patch (sent by the caller,
+    as kopf sends it after the handler returns)."""
+    with reporter.reconciling(topic, REF) as written:
+        if during is not None:
+            during()
+        written.fields = dict(live)
+        written.status = dict(live)
+    return live
+
+
+def _after_window(reporter: HealthReporter, now_shift: float = SETTLE_S + 0.1) -> None:
+    reporter.clock = (lambda base: lambda: base + now_shift)(reporter.clock())
+    with reporter._lock:
+        reporter._due_rechecks()
+
+
+def test_a_refresh_overlapping_a_reconcile_is_repeated_after_the_reconciles_patch_lands(
+    hand_driven: tuple[HealthReporter, dict[str, Any], list[dict[str, Any]]], unique_topic: str
+) -> None:
+    reporter, status, _ = hand_driven
+    truth = {k: status.get(k) for k in PARTITION_FIELDS}
+    late = _reconcile(
+        reporter, unique_topic, _stale(status), during=lambda: reporter._refresh_one(unique_topic)
+    )
+    status.update(late)  # kopf's patch lands last
+    assert status["offlinePartitions"] == 2, "the interleaving under test"
+    assert unique_topic in reporter._rechecks, "repeated once the window has passed, not before"
+    _after_window(reporter)
+    assert unique_topic not in reporter._rechecks and unique_topic in reporter._dirty
+    reporter._refresh_one(unique_topic)
+    assert {k: status.get(k) for k in PARTITION_FIELDS} == truth
+
+
+def test_a_refresh_disagreeing_with_a_reconcile_just_before_it_is_repeated_after_the_window(
+    hand_driven: tuple[HealthReporter, dict[str, Any], list[dict[str, Any]]], unique_topic: str
+) -> None:
+    """No overlap: the refresh comes after the reconcile, but kopf's patch may land after it."""
+    reporter, status, patches = hand_driven
+    truth = {k: status.get(k) for k in PARTITION_FIELDS}
+    late = _reconcile(reporter, unique_topic, _stale(status))
+    reporter._refresh_one(unique_topic)  # fresh data, sent (it differs from the reconcile's)
+    assert patches[-1]["offlinePartitions"] == 0
+    status.update(late)  # ... and kopf's patch lands after it
+    _after_window(reporter)
+    reporter._refresh_one(unique_topic)
+    assert {k: status.get(k) for k in PARTITION_FIELDS} == truth
+
+
+def test_a_reconcile_that_agrees_with_the_refreshes_costs_no_extra_write(
+    hand_driven: tuple[HealthReporter, dict[str, Any], list[dict[str, Any]]], unique_topic: str
+) -> None:
+    reporter, status, patches = hand_driven
+    truth = {k: status.get(k) for k in PARTITION_FIELDS}
+    count = len(patches)
+    _reconcile(reporter, unique_topic, truth, during=lambda: reporter._refresh_one(unique_topic))
+    reporter._refresh_one(unique_topic)
+    assert unique_topic in reporter._rechecks, "the overlap is checked once more"
+    _after_window(reporter)
+    reporter._refresh_one(unique_topic)
+    assert all(p.get("partitionStates") == truth["partitionStates"] for p in patches[count:])
+    assert len(patches) <= count + 1, "at most the one write the overlap forces"
+    count = len(patches)
+    _reconcile(reporter, unique_topic, truth)  # no overlap, agreeing data: nothing at all
+    reporter._refresh_one(unique_topic)
+    assert unique_topic not in reporter._rechecks and len(patches) == count
 
 
 def test_refreshes_keep_under_min_isr_partitions_of_a_topic_with_min_insync_replicas(

@@ -43,7 +43,8 @@ SUCCESS_REASONS = frozenset(
     {errors.Reason.CREATED, errors.Reason.UPDATED, errors.Reason.ADOPTED, errors.Reason.IN_SYNC}
 )
 _OWN_CONDITIONS = (READY, RECONCILIATION_PAUSED, UNMANAGED, WARNING)
-_PARTITION_FIELDS = (
+#: The live partition-health fields: written by reconciles and by watch-driven refreshes.
+PARTITION_FIELDS = (
     "topicId", "partitions", "replicationFactor", "partitionStates", "partitionStatesTruncated",
     "underReplicatedPartitions", "underMinIsrPartitions", "offlinePartitions", "leaderlessPartitions",
 )  # fmt: skip
@@ -128,7 +129,7 @@ def build_topic_status(
         "topicName": topic_name,
     }
     if observation is None:
-        status.update({key: previous.get(key) for key in (*_PARTITION_FIELDS, "lastSyncTime")})
+        status.update({key: previous.get(key) for key in (*PARTITION_FIELDS, "lastSyncTime")})
     else:
         status.update(_partition_fields(observation))
         status["lastSyncTime"] = stamp
@@ -229,7 +230,7 @@ def partition_fields(observation: TopicObservation) -> dict[str, Any]:
 def _partition_fields(observation: TopicObservation) -> dict[str, Any]:
     topic = observation.assignment
     if topic is None:
-        return dict.fromkeys(_PARTITION_FIELDS)
+        return dict.fromkeys(PARTITION_FIELDS)
     live = set(observation.live_brokers)
     min_isr = observation.min_insync_replicas
     entries: list[dict[str, Any]] = []

@@ -19,20 +19,23 @@ from kubernetes.client.exceptions import ApiException
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
-from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
-from kafka_zk_operator.domain.topic_status import ReconcileMode, build_topic_status, status_changes
+from kafka_zk_operator.domain.topic_status import (
+    PARTITION_FIELDS,
+    ReconcileMode,
+    build_topic_status,
+    status_changes,
+)
 from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.health import HandlerWrite
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import topics
 
 #: Period of the level-based resync (read at import: kopf needs it when registering the timer).
 RESYNC_SECONDS = float(os.environ.get("KZO_RESYNC_SECONDS", "60") or 60)
 KIND = "kafkatopic"
-#: Writes a reconcile's status itself when health refreshes run (see ``_reconcile_now``).
-_status_writer = StatusPatcher(GROUP, VERSION, PLURAL)
 
 
 def _cluster_key(memo: Any, resource: KafkaTopicResource) -> str | None:
@@ -125,10 +128,13 @@ def _reconcile_now(
         create_wait_seconds=settings.create_wait_seconds,
     )
     health = runtime.health
-    # With watch-driven health refreshes the status is written here, ordered with them (see
-    # runtime.health): kopf's own patch would land after this handler returns, possibly over a
-    # fresher refresh of the leaders and ISR.
-    with health.reconciling(resource.topic_name) if health is not None else contextlib.nullcontext():
+    # Watch-driven refreshes write the live partition fields too; kopf's patch lands after this
+    # handler returns, so the reporter is told what it carries (see runtime.health).
+    with (
+        health.reconciling(resource.topic_name, resource.ref)
+        if health is not None
+        else contextlib.nullcontext(HandlerWrite())
+    ) as written:
         result = topics.reconcile_topic(
             resource,
             store,
@@ -139,13 +145,10 @@ def _reconcile_now(
         changes = status_changes(
             status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
         )
-        if changes and health is not None:  # an in-sync resync patches nothing
-            try:
-                _status_writer.patch(resource.ref, changes)
-            except errors.KzoError as error:
-                raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
-        elif changes:
+        if changes:  # an in-sync resync patches nothing
             patch.status.update(changes)
+        written.fields = {key: value for key, value in changes.items() if key in PARTITION_FIELDS}
+        written.status = {key: result.status.get(key) for key in PARTITION_FIELDS}
         if health is not None:
             if resource.mode is ReconcileMode.UNMANAGED or isinstance(
                 result.outcome, errors.ResourceConflict
@@ -153,7 +156,6 @@ def _reconcile_now(
                 health.untrack(resource.topic_name, resource.ref)
             else:
                 health.track(resource.topic_name, resource.ref)
-                health.forget_sent(resource.topic_name, resource.ref)
     _post(body, result.events)
     outcome = result.outcome
     label = (

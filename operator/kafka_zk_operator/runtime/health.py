@@ -6,10 +6,13 @@ firing watch only marks the topic dirty; a worker thread reads the topic once, b
 partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
 resource's status when they changed. No polling of every topic: quiet topics cost nothing.
 
-The KafkaTopic handler writes the same fields from its own, earlier read. So that its write never
-lands over a fresher refresh (leaders and ISR going back in time until the next event), the
-handler writes its status inside :meth:`HealthReporter.reconciling`; a refresh of the topic that
-overlapped it (read or write) is repeated once the handler's status is written.
+The KafkaTopic handler writes the same fields from its own read, through kopf's patch, which
+lands only after the handler returns. So that it never lands over a fresher refresh for good
+(leaders and ISR going back in time until the next event), the handler runs inside
+:meth:`HealthReporter.reconciling` and says which of these fields its patch carries; a refresh
+that overlaps the reconcile, or comes within ``SETTLE_S`` after it, and disagrees with them is
+repeated once that window has passed (then writing unconditionally). Agreeing data, the usual
+case, costs nothing extra.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +40,19 @@ ResourceRef = tuple[str, str]
 StatusPatcher = Callable[[ResourceRef, dict[str, Any]], None]
 
 DEBOUNCE_S = 0.3
+#: How long after a reconcile its status patch (kopf's, sent after the handler returns) may still
+#: be on its way; a disagreeing refresh within it is repeated after it.
+SETTLE_S = 2.0
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class HandlerWrite:
+    """A reconcile's live partition fields: those its status patch carries, and all of them as
+    its new status has them."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    status: dict[str, Any] = field(default_factory=dict)
 
 
 class HealthReporter:
@@ -55,10 +71,15 @@ class HealthReporter:
         self._generation: dict[str, int] = {}
         self._next_generation = 0
         #: Topic → handler reconciles in progress; the topic being refreshed now; topics a
-        #: refresh touched while a reconcile of them ran (refreshed again when it ends).
+        #: refresh touched while a reconcile of them ran.
         self._reconciling: dict[str, int] = {}
         self._refreshing: str | None = None
         self._overlapped: set[str] = set()
+        #: Topic → (ref, the live fields a finished reconcile's patch carries, end of its window).
+        self._handler_writes: dict[str, tuple[ResourceRef, dict[str, Any], float]] = {}
+        #: Topic → when to refresh it again, writing whatever the status holds.
+        self._rechecks: dict[str, float] = {}
+        self.clock: Callable[[], float] = time.monotonic
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name=f"kzo-health-{cluster}", daemon=True)
 
@@ -111,28 +132,65 @@ class HealthReporter:
             return not self._stopped and self._generation.get(topic) == generation
 
     @contextlib.contextmanager
-    def reconciling(self, topic: str) -> Iterator[None]:
-        """Around a handler's read of the topic and its status write: a refresh of the topic that
-        overlaps it may carry older data than the handler's, or be overwritten by it, so the
-        topic is refreshed once more afterwards (only then: no extra read in the usual case)."""
+    def reconciling(self, topic: str, ref: ResourceRef) -> Iterator[HandlerWrite]:
+        """Around a handler's read of the topic and the building of its status patch; the handler
+        sets ``.fields`` of the yielded note to the live fields its patch carries."""
+        note = HandlerWrite()
         with self._lock:
             self._reconciling[topic] = self._reconciling.get(topic, 0) + 1
             if self._refreshing == topic:
                 self._overlapped.add(topic)
         try:
-            yield
+            yield note
         finally:
             with self._lock:
                 left = self._reconciling.pop(topic) - 1
                 if left:
                     self._reconciling[topic] = left
-                elif topic in self._overlapped:
+                overlapped = not left and topic in self._overlapped
+                if overlapped:
                     self._overlapped.discard(topic)
-                    for key in [key for key in self._last_sent if key[0] == topic]:
-                        del self._last_sent[key]  # the status may hold the handler's older data
-                    if topic in self._refs:
-                        self._dirty.add(topic)
+                if note.fields:
+                    until = self.clock() + SETTLE_S
+                    self._handler_writes[topic] = (ref, dict(note.fields), until)
+                    # What the status holds once the patch lands: the handler's status is its
+                    # view of the status plus the patch (so a first reconcile's own refresh
+                    # writes only what changed since).
+                    if ref in self._refs.get(topic, ()):
+                        self._last_sent[(topic, ref)] = dict(note.status)
+                    if overlapped:  # a refresh read or wrote around it: which landed last is unknown
+                        self._rechecks[topic] = until
                         self._lock.notify_all()
+
+    def _disagrees_with_handler(self, topic: str, ref: ResourceRef, fields: dict[str, Any]) -> None:
+        """A refresh within a reconcile's window: if it differs from the reconcile's patch, the
+        order in which the two land decides the status, so refresh again after the window."""
+        with self._lock:
+            entry = self._handler_writes.get(topic)
+            if entry is None:
+                return
+            handler_ref, written, until = entry
+            if self.clock() >= until:
+                del self._handler_writes[topic]
+                return
+            if handler_ref == ref and any(fields.get(key) != value for key, value in written.items()):
+                self._rechecks[topic] = until
+                self._lock.notify_all()
+
+    def _due_rechecks(self) -> float | None:
+        """Move rechecks whose time has come to the dirty set (their last write forgotten, so the
+        refresh writes); the seconds until the next one, if any. Call with the lock held."""
+        now = self.clock()
+        for topic, due in list(self._rechecks.items()):
+            if due <= now:
+                del self._rechecks[topic]
+                for key in [key for key in self._last_sent if key[0] == topic]:
+                    del self._last_sent[key]
+                if topic in self._refs:
+                    self._dirty.add(topic)
+        if not self._rechecks:
+            return None
+        return min(self._rechecks.values()) - now
 
     def _refresh_started(self, topic: str) -> None:
         with self._lock:
@@ -204,8 +262,11 @@ class HealthReporter:
     def _run(self) -> None:
         while True:
             with self._lock:
-                while not self._dirty and not self._stopped:
-                    self._lock.wait(timeout=5)
+                while not self._stopped:
+                    wait = self._due_rechecks()
+                    if self._dirty:
+                        break
+                    self._lock.wait(timeout=5 if wait is None else min(5.0, max(wait, 0.01)))
                 if self._stopped:
                     return
             time.sleep(DEBOUNCE_S)  # let a burst of watch events settle into one refresh
@@ -242,6 +303,7 @@ class HealthReporter:
         metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
         metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
         for ref in refs:
+            self._disagrees_with_handler(topic, ref, fields)
             with self._lock:
                 if self._last_sent.get((topic, ref)) == fields:
                     continue
@@ -251,8 +313,3 @@ class HealthReporter:
             with self._lock:
                 if ref in self._refs.get(topic, ()):  # not untracked meanwhile
                     self._last_sent[(topic, ref)] = fields
-
-    def forget_sent(self, topic: str, ref: ResourceRef) -> None:
-        """The handler wrote a full status: compare future refreshes against fresh data."""
-        with self._lock:
-            self._last_sent.pop((topic, ref), None)
