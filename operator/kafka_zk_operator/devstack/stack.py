@@ -211,6 +211,8 @@ class LocalStack:
         return client
 
     def wait_brokers_registered(self, broker_ids: set[int], timeout: float = 120.0) -> None:
+        if not broker_ids:  # a ZooKeeper-only stack (StackSpec(brokers=0)): no controller either
+            return
         client = self.zk_client()
         try:
 
