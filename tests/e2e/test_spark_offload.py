@@ -218,7 +218,8 @@ def test_the_operator_plans_a_rebalance_with_a_spark_job_and_runs_it_on_kafka(
         created = kprs.create(namespace, reassignment("spread", mode="Rebalance", topics=[unique_topic]))
         name = plan_offload.job_name(created["metadata"]["uid"], str(created["metadata"]["generation"]))
         stored = wait_for(lambda: jobs.job(namespace, name), timeout=90, what=f"Spark job {name}")
-        assert ready_reason(kprs, namespace, "spread") == "Planning"
+        # The job is submitted during the reconcile; the status follows when it ends.
+        wait_for(lambda: ready_reason(kprs, namespace, "spread") == "Planning", timeout=30, what="Planning")
         assert phase(kprs, namespace, "spread") == "Pending", "nothing runs before the job's result"
         assert (
             kafka.describe(unique_topic)
