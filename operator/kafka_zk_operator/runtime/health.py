@@ -119,6 +119,8 @@ class HealthReporter:
                 del self._refs[topic]
                 self._watched_partitions.pop(topic, None)
                 self._generation.pop(topic, None)
+                self._handler_writes.pop(topic, None)
+                self._rechecks.pop(topic, None)
                 for gauge in (metrics.UNDER_REPLICATED, metrics.OFFLINE):
                     with contextlib.suppress(KeyError):
                         gauge.remove(self.cluster, topic)
@@ -134,7 +136,8 @@ class HealthReporter:
     @contextlib.contextmanager
     def reconciling(self, topic: str, ref: ResourceRef) -> Iterator[HandlerWrite]:
         """Around a handler's read of the topic and the building of its status patch; the handler
-        sets ``.fields`` of the yielded note to the live fields its patch carries."""
+        sets ``.fields`` of the yielded note to the live fields its patch carries and ``.status``
+        to all of them as its new status has them."""
         note = HandlerWrite()
         with self._lock:
             self._reconciling[topic] = self._reconciling.get(topic, 0) + 1
@@ -181,6 +184,8 @@ class HealthReporter:
         """Move rechecks whose time has come to the dirty set (their last write forgotten, so the
         refresh writes); the seconds until the next one, if any. Call with the lock held."""
         now = self.clock()
+        for topic in [t for t, (_, _, until) in self._handler_writes.items() if until <= now]:
+            del self._handler_writes[topic]  # the window has passed
         for topic, due in list(self._rechecks.items()):
             if due <= now:
                 del self._rechecks[topic]
