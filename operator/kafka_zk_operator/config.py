@@ -19,6 +19,7 @@ Environment variables (the Helm chart sets them; every one has a default):
               caFile: /etc/kzo/zk-tls/ca.crt
               certFile: /etc/kzo/zk-tls/tls.crt
               keyFile: /etc/kzo/zk-tls/tls.key
+              keyPasswordFile: /etc/kzo/zk-tls/key-password   # optional: an encrypted keyFile
               verify: true                    # check the server certificate against caFile
               verifyHostname: true            # ... and that it names the connect-string host
         defaultCluster: main                  # used when spec.cluster is empty (defaults to the only one)
@@ -296,6 +297,7 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
             ca_file=_optional_str(t, "caFile", tls_where),
             cert_file=_optional_str(t, "certFile", tls_where),
             key_file=_optional_str(t, "keyFile", tls_where),
+            key_password=_read_secret_file(t, "keyPasswordFile", tls_where),
             verify_certs=_flag(t, "verify", tls_where, True),
             verify_hostname=_flag(t, "verifyHostname", tls_where, True),
         )
@@ -304,6 +306,8 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
                 f"{tls_where}: certFile and keyFile go together (the client certificate and its "
                 "private key, PEM); give both for mutual TLS, or neither"
             )
+        if tls.key_password is not None and tls.key_file is None:
+            raise SettingsError(f"{tls_where}: keyPasswordFile decrypts keyFile; give keyFile too")
     zk = ZkConnectionSettings(
         connect=connect,
         session_timeout_s=_session_timeout(raw, where),

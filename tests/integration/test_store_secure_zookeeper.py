@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from kazoo.client import KazooClient
@@ -503,3 +503,56 @@ def test_without_a_client_certificate_the_tls_port_refuses(
         "signed by a CA it trusts); check tls.caFile, certFile and keyFile, and that the port is "
         "ZooKeeper's secureClientPort"
     )
+
+
+def _encrypted_key(tls_zk: TlsZooKeeper, workdir: Path, password: bytes) -> tuple[str, str]:
+    """The client key re-encrypted with ``password`` (PKCS#8 PEM), and a file holding it."""
+    key = serialization.load_pem_private_key(Path(tls_zk.files["key"]).read_bytes(), password=None)
+    encrypted = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(password),
+    )
+    key_file = certs.write(workdir / "client-encrypted.key", encrypted, private=True)
+    password_file = certs.write(workdir / "key-password", password + b"\n", private=True)
+    return str(key_file), str(password_file)
+
+
+def test_an_encrypted_client_key_is_opened_with_key_password_file(
+    tls_zk: TlsZooKeeper, tmp_path: Path, unique_topic: str
+) -> None:
+    key_file, password_file = _encrypted_key(tls_zk, tmp_path, b"s3cret-key-pass")
+    runtime = _cluster(tmp_path, tls_zk.entry(keyFile=key_file, keyPasswordFile=password_file))
+    try:
+        store = runtime.store()
+        store.create_topic(unique_topic, {0: (1, 2)}, {})
+        assert _acl(store.client, f"/brokers/topics/{unique_topic}") == {
+            ("x509", f"CN={SASL_USER}", Permissions.ALL),
+            ("world", "anyone", Permissions.READ),
+        }
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize("password", [b"not-it", None], ids=["wrong", "missing"])
+def test_a_wrong_or_missing_key_password_is_one_clear_line(
+    tls_zk: TlsZooKeeper,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    password: bytes | None,
+) -> None:
+    key_file, _ = _encrypted_key(tls_zk, tmp_path, b"s3cret-key-pass")
+    entry = tls_zk.entry(keyFile=key_file)
+    if password is not None:
+        entry["tls"]["keyPasswordFile"] = str(
+            certs.write(tmp_path / "wrong-password", password, private=True)
+        )
+    message = _refusal(_cluster(tmp_path, entry, connection_timeout_s=2), within_s=6, caplog=caplog)
+    assert message == (
+        f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: could not load the client "
+        "certificate and key: certFile and keyFile must be a PEM certificate and its private key, "
+        "and an encrypted keyFile needs its passphrase in keyPasswordFile; check tls.caFile, "
+        "certFile and keyFile, and that the port is ZooKeeper's secureClientPort"
+    )
+    assert "pass phrase" not in capfd.readouterr().err, "OpenSSL must not prompt for it"

@@ -454,10 +454,21 @@ def test_odd_documents_give_a_settings_error(tmp_path: Path, content: str) -> No
         ("    tls: {certFile: /tls.crt}\n", "clusters[0].tls: certFile and keyFile go together"),
         ("    tls: {keyFile: /tls.key}\n", "clusters[0].tls: certFile and keyFile go together"),
         ("    tls: {verifyHostname: 'no'}\n", "clusters[0].tls.verifyHostname must be true or false"),
+        (
+            "    tls: {caFile: /ca.crt, keyPasswordFile: /etc/passwd}\n",
+            "clusters[0].tls: keyPasswordFile decrypts keyFile; give keyFile too",
+        ),
     ],
 )
 def test_an_unusable_sasl_or_tls_section(tmp_path: Path, snippet: str, expected: str) -> None:
     assert expected in _file_error(tmp_path, CLUSTER + snippet)
+
+
+def test_an_encrypted_key_s_passphrase_is_read_from_key_password_file(tmp_path: Path) -> None:
+    secret = _file(tmp_path, "key-pass\n", "key-password")
+    content = CLUSTER + f"    tls: {{certFile: /tls.crt, keyFile: /tls.key, keyPasswordFile: {secret}}}\n"
+    tls = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zookeeper.tls
+    assert tls is not None and tls.key_password == "key-pass"
 
 
 def test_an_empty_sasl_password_file_is_refused(tmp_path: Path) -> None:

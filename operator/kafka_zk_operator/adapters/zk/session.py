@@ -167,7 +167,11 @@ def build_client(settings: ZkConnectionSettings, handler: object | None = None) 
             ca=settings.tls.ca_file,
             certfile=settings.tls.cert_file,
             keyfile=settings.tls.key_file,
-            keyfile_password=settings.tls.key_password,
+            # Never None: OpenSSL would prompt on the terminal for an encrypted key's passphrase;
+            # an empty one fails like a wrong one (see _tls_reason).
+            keyfile_password=settings.tls.key_password
+            if settings.tls.key_password is not None
+            else _no_passphrase,
             verify_certs=settings.tls.verify_certs,
             check_hostname=settings.tls.verify_certs and settings.tls.verify_hostname,
         )
@@ -215,9 +219,20 @@ def _exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _no_passphrase() -> bytes:
+    """The passphrase given to OpenSSL for an encrypted key when keyPasswordFile is not set."""
+    return b""
+
+
 def _tls_reason(exc: ssl.SSLError) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError) and exc.verify_message:
         return f"certificate verify failed: {exc.verify_message}"
+    if "PEM lib" in str(exc):  # load_cert_chain: unreadable pair, or the key's passphrase
+        return (
+            "could not load the client certificate and key: certFile and keyFile must be a PEM "
+            "certificate and its private key, and an encrypted keyFile needs its passphrase in "
+            "keyPasswordFile"
+        )
     reason = exc.reason or " ".join(str(exc).split()) or type(exc).__name__
     if "ALERT" in reason:  # sent by the server, e.g. ssl.clientAuth=need without a trusted certificate
         return (
