@@ -1,5 +1,6 @@
-"""ZkStore's admin requests on a real ZooKeeper, in an empty chroot no controller watches, so a
-request stays pending exactly as it does between its creation and the controller acting on it."""
+"""ZkStore on a real ZooKeeper, in an empty chroot no controller watches: admin requests stay
+pending exactly as they do between their creation and the controller acting on them, and broker
+registrations are whatever the test writes."""
 
 from __future__ import annotations
 
@@ -48,3 +49,29 @@ def test_a_corrupt_pending_election_is_reported_not_decoded(idle_chroot: KazooCl
     idle_chroot.create(znodes_admin.PREFERRED_REPLICA_ELECTION_PATH, b'{"version":1,"partitions":"all"}')
     with pytest.raises(errors.MalformedZnode, match="preferred_replica_election"):
         ZkStore(idle_chroot).pending_preferred_election()
+
+
+def _registration(version: int) -> bytes:
+    endpoints = '"endpoints":["PLAINTEXT://h:9092"],"rack":"r",' if version >= 3 else ""
+    return f'{{{endpoints}"jmx_port":-1,"host":"h","timestamp":"1","port":9092,"version":{version}}}'.encode()
+
+
+def test_the_notification_version_follows_the_live_brokers_reading_them_once_per_change(
+    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ZkStore(idle_chroot)
+    assert store.config_change_version("topics") == 2, "no live broker: v2"
+    idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
+    idle_chroot.create("/brokers/ids/2", _registration(4))
+    reads: list[str] = []
+    real_get = store._get
+    monkeypatch.setattr(store, "_get", lambda path: reads.append(path) or real_get(path))
+    assert store.config_change_version("topics") == 1
+    assert store.config_change_version("brokers") == 2, "v1 names only topics and clients"
+    assert store.config_change_version("clients") == 1
+    assert sorted(reads) == ["/brokers/ids/1", "/brokers/ids/2"], "registrations read once"
+    idle_chroot.delete("/brokers/ids/1")  # the old broker is upgraded: it leaves ...
+    assert store.config_change_version("topics") == 2
+    idle_chroot.create("/brokers/ids/1", _registration(4))  # ... and registers again
+    assert store.config_change_version("topics") == 2
+    assert len(reads) == 2 + 1 + 2

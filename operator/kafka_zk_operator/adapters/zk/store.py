@@ -69,6 +69,9 @@ class ZkStore:
         self.writes = 0
         #: Called after every successful write (e.g. to count it in a metric).
         self.on_write: Callable[[], None] | None = None
+        #: (cversion of /brokers/ids, the live brokers' registration versions): re-read only when
+        #: a broker registered or left since, not for every config write.
+        self._registration_versions: tuple[int, list[int]] | None = None
 
     # ------------------------------------------------------------------ helpers
     def _count_write(self) -> None:
@@ -350,8 +353,22 @@ class ZkStore:
     def config_change_version(self, entity_type: str) -> int:
         """The ``/config/changes`` format to write for ``entity_type``: v2, or v1 while a live
         broker is 0.10.1 or older (0.10.0 ignores v2 notifications)."""
+        return znodes_config.config_change_version_for_brokers(
+            self._live_registration_versions(), entity_type
+        )
+
+    def _live_registration_versions(self) -> list[int]:
+        path = znodes_brokers.BROKER_IDS_PATH
+        with zk_errors.mapped(path):
+            stat = self.client.exists(path)  # its cversion moves whenever a broker comes or goes
+        if stat is None:
+            return []
+        cached = self._registration_versions
+        if cached is not None and cached[0] == stat.cversion:
+            return cached[1]
         versions = [r.version for r in self.broker_registrations()]
-        return znodes_config.config_change_version_for_brokers(versions, entity_type)
+        self._registration_versions = (stat.cversion, versions)
+        return versions
 
     def update_entity_config(
         self,
