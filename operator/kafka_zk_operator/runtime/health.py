@@ -32,7 +32,8 @@ from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.topic_status import TopicObservation, min_insync_replicas, partition_fields
+from kafka_zk_operator.domain.topic_status import partition_fields
+from kafka_zk_operator.service import topics
 
 #: ``(namespace, name)`` of a KafkaTopic resource.
 ResourceRef = tuple[str, str]
@@ -189,23 +190,17 @@ class HealthReporter:
         for topic, due in list(self._rechecks.items()):
             if due <= now:
                 del self._rechecks[topic]
-                for key in [key for key in self._last_sent if key[0] == topic]:
-                    del self._last_sent[key]
-                if topic in self._refs:
+                for ref in self._refs.get(topic, ()):
+                    self._last_sent.pop((topic, ref), None)
                     self._dirty.add(topic)
         if not self._rechecks:
             return None
         return min(self._rechecks.values()) - now
 
-    def _refresh_started(self, topic: str) -> None:
+    def _refreshing_now(self, topic: str, refreshing: bool) -> None:
+        """A refresh of ``topic`` starts or ends; either way, a reconcile of it running then overlaps."""
         with self._lock:
-            self._refreshing = topic
-            if topic in self._reconciling:
-                self._overlapped.add(topic)
-
-    def _refresh_ended(self, topic: str) -> None:
-        with self._lock:
-            self._refreshing = None
+            self._refreshing = topic if refreshing else None
             if topic in self._reconciling:
                 self._overlapped.add(topic)
 
@@ -283,28 +278,20 @@ class HealthReporter:
                 self._refresh_one(topic)
 
     def _refresh_one(self, topic: str) -> None:
-        self._refresh_started(topic)
+        self._refreshing_now(topic, True)
         try:
             self._refresh(topic)
         except Exception:  # keep the reporter alive; the next event or resync retries
             log.exception("refreshing the status of topic %s failed", topic)
         finally:
-            self._refresh_ended(topic)
+            self._refreshing_now(topic, False)
 
     def _refresh(self, topic: str) -> None:
         with self._lock:
             refs = set(self._refs.get(topic, ()))
         if not refs:
             return
-        snapshot = self.store.read_topic(topic)
-        config = snapshot.config if snapshot else None
-        observation = TopicObservation(
-            assignment=snapshot.assignment.value if snapshot else None,
-            partition_states=snapshot.states if snapshot else {},
-            live_brokers=frozenset(self.store.broker_ids()),
-            min_insync_replicas=min_insync_replicas(config.value if config else None),
-        )
-        fields = partition_fields(observation)
+        fields = partition_fields(topics.observation_of(self.store, self.store.read_topic(topic)))
         metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
         metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
         for ref in refs:

@@ -68,7 +68,9 @@ class TopicPolicies:
     create_wait_seconds: float = 10.0
 
 
-def _observation(store: ZkStore, snapshot: TopicSnapshot | None) -> TopicObservation:
+def observation_of(store: ZkStore, snapshot: TopicSnapshot | None) -> TopicObservation:
+    """What the status is built from: the topic as read (or None), the live brokers, and the
+    topic's own ``min.insync.replicas``. Reconciles and watch-driven refreshes both use it."""
     if snapshot is None:
         return TopicObservation(assignment=None, live_brokers=frozenset(store.broker_ids()))
     return TopicObservation(
@@ -141,7 +143,7 @@ def reconcile_topic(
     if resource.mode is not ReconcileMode.MANAGED:
         # Paused / unmanaged: observe (read-only) and report, write nothing.
         try:
-            observation = _observation(store, store.read_topic(topic))
+            observation = observation_of(store, store.read_topic(topic))
         except errors.KzoError:
             observation = None
         status = build_topic_status(mode=resource.mode, observation=observation, **common)
@@ -208,7 +210,7 @@ def reconcile_topic(
             outcome = errors.Reason.ADOPTED
         status = build_topic_status(
             outcome=outcome,
-            observation=_observation(store, after),
+            observation=observation_of(store, after),
             warnings=plan.warnings,
             drift=plan.drift,
             **common,
@@ -224,7 +226,7 @@ def reconcile_topic(
                 "PartitionReassignment (mode ReplicationFactor) owned by this resource"
             )
             result.status = build_topic_status(
-                outcome=changing, observation=_observation(store, after), drift=plan.drift, **common
+                outcome=changing, observation=observation_of(store, after), drift=plan.drift, **common
             )
             result.status["appliedConfig"] = status["appliedConfig"]
             result.outcome, result.rf_change = changing, rf_change
@@ -234,7 +236,7 @@ def reconcile_topic(
         observation = None
         if not isinstance(error, errors.ClusterUnavailable):
             try:
-                observation = _observation(store, store.read_topic(topic))
+                observation = observation_of(store, store.read_topic(topic))
             except errors.KzoError:
                 observation = None
         status = build_topic_status(outcome=error, observation=observation, **common)
