@@ -12,6 +12,9 @@ after a SASL login (what Kafka's ACLs name), ``x509:<DN>`` for a TLS client cert
 ``connect()`` returns only an authenticated session: a refused SASL login, a server that
 demands SASL, or a failed TLS handshake is one ``ClusterUnavailable`` line saying so, raised as
 soon as it is known (a refused login is never retried by kazoo, so there is nothing to wait for).
+A TLS failure is raised as soon as every server of the connect string has refused the handshake
+(or at once when the client's own certificate or key cannot be loaded): kazoo would retry them
+until the connection timeout, and they would refuse again.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
+from kazoo.hosts import collect_hosts
 from kazoo.protocol.connection import ConnectionHandler
 from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
@@ -187,17 +191,39 @@ class _WatchfulHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kaz
     thread, which would print a traceback and leave the client closed anyway.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, servers: frozenset[tuple[str, int]] = frozenset()) -> None:
         super().__init__()
         self.failure: BaseException | None = None
         self.loop_ended = threading.Event()
+        self.servers = servers
+        self.tls_failure: ssl.SSLError | None = None
+        self.tls_refused: set[tuple[str, int]] = set()
+        self.tls_hopeless = threading.Event()
 
     def create_connection(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().create_connection(*args, **kwargs)
         except OSError as exc:  # refused, unreachable, TLS handshake (ssl.SSLError)...
             self.failure = exc
+            if isinstance(exc, ssl.SSLError):
+                self.tls_failure = exc
+                self._note_tls_refusal(exc, kwargs)
             raise
+
+    def telling_failure(self) -> BaseException | None:
+        """The failure to report: a TLS refusal (actionable) over a later refused connection of
+        another server that is down."""
+        return self.tls_failure or self.failure
+
+    def _note_tls_refusal(self, exc: ssl.SSLError, kwargs: dict[str, Any]) -> None:
+        """A handshake failure is not transient: the same settings fail the same way. Once every
+        server has failed one (or the client's own certificate/key is unusable, which no server
+        can change), waiting for the connection timeout would only repeat it."""
+        address = kwargs.get("address")
+        port = address[1] if isinstance(address, tuple) and len(address) == 2 else None
+        self.tls_refused.add((str(kwargs.get("hostname")), port if isinstance(port, int) else -1))
+        if "PEM lib" in str(exc) or (self.servers and self.servers <= self.tls_refused):
+            self.tls_hopeless.set()
 
     def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if not isinstance(getattr(func, "__self__", None), ConnectionHandler):
@@ -312,7 +338,7 @@ def connect(settings: ZkConnectionSettings) -> KazooClient:
     :raises ClusterUnavailable: unreachable within ``connection_timeout_s`` (with the last error
         seen), the login refused, SASL demanded but not configured, or TLS failed; one line.
     """
-    handler = _WatchfulHandler()
+    handler = _WatchfulHandler(_servers(settings))
     client = build_client(settings, handler)
     watch = _StartWatch(client, handler)
     client.add_listener(watch)
@@ -327,12 +353,21 @@ def connect(settings: ZkConnectionSettings) -> KazooClient:
     return client
 
 
+def _servers(settings: ZkConnectionSettings) -> frozenset[tuple[str, int]]:
+    """The (host, port) pairs of the connect string, as kazoo names them when connecting."""
+    try:
+        servers, _ = collect_hosts(settings.hosts)
+    except ValueError:  # checked by hosts_problem() before any connection; kazoo will say so too
+        return frozenset()
+    return frozenset((str(host), int(port)) for host, port in servers)
+
+
 def _start(client: KazooClient, settings: ZkConnectionSettings, watch: _StartWatch) -> None:
     deadline = time.monotonic() + settings.connection_timeout_s
     live = client.start_async()
     while not live.wait(0.05):
-        if watch.gave_up.is_set() or time.monotonic() >= deadline:
-            failure = watch.failure(watch.handler.failure)
+        if watch.gave_up.is_set() or watch.handler.tls_hopeless.is_set() or time.monotonic() >= deadline:
+            failure = watch.failure(watch.handler.telling_failure())
             raise errors.ClusterUnavailable(failure_message(settings, failure, watch.auth_failed))
     # kazoo logs in (SASL, then digest auth data) before it sends any request, so the answer to
     # the first one says whether the session is authenticated; kazoo's own start() asks the same.
