@@ -467,7 +467,8 @@ def test_a_plaintext_client_cannot_use_the_tls_port(
 def test_a_wrong_ca_is_one_clear_line(
     tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    runtime = _cluster(tmp_path, tls_zk.entry(caFile=tls_zk.files["other-ca"]), connection_timeout_s=2)
+    # The default 15 s connection timeout: a handshake every server refused is not waited out.
+    runtime = _cluster(tmp_path, tls_zk.entry(caFile=tls_zk.files["other-ca"]))
     assert _refusal(runtime, within_s=6, caplog=caplog) == (
         f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: certificate verify failed: unable "
         "to get local issuer certificate; check tls.caFile, certFile and keyFile, and that the port "
@@ -475,10 +476,28 @@ def test_a_wrong_ca_is_one_clear_line(
     )
 
 
+def test_a_tls_refusal_waits_only_while_a_server_has_not_refused(
+    tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    other_ca = tls_zk.files["other-ca"]
+    both = f"{ports.LOOPBACK}:{tls_zk.secure_port},localhost:{tls_zk.secure_port}{TLS_CHROOT}"
+    entry = {**tls_zk.entry(caFile=other_ca), "zookeeper": both}
+    message = _refusal(_cluster(tmp_path, entry), within_s=6, caplog=caplog)
+    assert message.startswith(f"TLS connection to ZooKeeper at {both} failed: certificate verify failed")
+
+    # A server that is down may come up with the right certificate: wait for the timeout.
+    down = f"{ports.LOOPBACK}:{tls_zk.secure_port},{ports.LOOPBACK}:{ports.free_port()}{TLS_CHROOT}"
+    entry = {**tls_zk.entry(caFile=other_ca), "zookeeper": down}
+    started = time.monotonic()
+    message = _refusal(_cluster(tmp_path, entry, connection_timeout_s=3), within_s=8, caplog=caplog)
+    assert time.monotonic() - started >= 3, message
+    assert "certificate verify failed" in message, message
+
+
 def test_the_server_certificate_must_name_the_connected_host(
     tls_zk: TlsZooKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    runtime = _cluster(tmp_path, tls_zk.entry(host="localhost"), connection_timeout_s=2)
+    runtime = _cluster(tmp_path, tls_zk.entry(host="localhost"))
     message = _refusal(runtime, within_s=6, caplog=caplog)
     assert message.startswith(
         f"TLS connection to ZooKeeper at {tls_zk.connect('localhost')} failed: certificate verify "
@@ -497,7 +516,7 @@ def test_without_a_client_certificate_the_tls_port_refuses(
 ) -> None:
     entry = tls_zk.entry()
     entry["tls"] = {"caFile": tls_zk.files["ca"]}  # ssl.clientAuth=need
-    assert _refusal(_cluster(tmp_path, entry, connection_timeout_s=2), within_s=6, caplog=caplog) == (
+    assert _refusal(_cluster(tmp_path, entry), within_s=6, caplog=caplog) == (
         f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: the server ended the handshake "
         "with SSLV3_ALERT_BAD_CERTIFICATE (with ssl.clientAuth=need it wants a client certificate "
         "signed by a CA it trusts); check tls.caFile, certFile and keyFile, and that the port is "
@@ -548,7 +567,7 @@ def test_a_wrong_or_missing_key_password_is_one_clear_line(
         entry["tls"]["keyPasswordFile"] = str(
             certs.write(tmp_path / "wrong-password", password, private=True)
         )
-    message = _refusal(_cluster(tmp_path, entry, connection_timeout_s=2), within_s=6, caplog=caplog)
+    message = _refusal(_cluster(tmp_path, entry), within_s=6, caplog=caplog)
     assert message == (
         f"TLS connection to ZooKeeper at {tls_zk.connect()} failed: could not load the client "
         "certificate and key: certFile and keyFile must be a PEM certificate and its private key, "
