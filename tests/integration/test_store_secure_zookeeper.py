@@ -11,6 +11,8 @@ for the module:
   refusal path (AUTH_FAILED instead of a closed session).
 - **TLS**: ``secureClientPort`` with Netty, PEM key and trust stores, ``ssl.clientAuth=need``
   and the x509 authentication provider; the server certificate names only ``127.0.0.1``.
+- **SASL and TLS together**: both of the above on one server, and a Kafka broker that reaches it
+  only over ZooKeeper TLS (Netty, PEM stores, hostname verification) with its SASL login.
 """
 
 from __future__ import annotations
@@ -575,3 +577,146 @@ def test_a_wrong_or_missing_key_password_is_one_clear_line(
         "certFile and keyFile, and that the port is ZooKeeper's secureClientPort"
     )
     assert "pass phrase" not in capfd.readouterr().err, "OpenSSL must not prompt for it"
+
+
+# --------------------------------------------------------------------------- SASL and TLS together
+
+SASL_TLS_CHROOT = "/kafka-sasl-tls"
+
+
+@pytest.fixture(scope="module")
+def sasl_tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TlsZooKeeper, SaslZooKeeper]]:
+    """One ZooKeeper demanding both a SASL login and a trusted client certificate on its TLS port,
+    and a Kafka broker that itself reaches it only that way (ZooKeeper TLS with Netty, PEM stores,
+    hostname verification on, plus its JAAS Client login) with ``zookeeper.set.acl=true``."""
+    workdir = tmp_path_factory.mktemp("sasl-tls-zk")
+    ca = certs.CertificateAuthority.create("zk-ca")
+    client_cert, client_key = ca.issue(SASL_USER)
+    files = {
+        "ca": str(certs.write(workdir / "tls/ca.crt", ca.cert_pem)),
+        "cert": str(certs.write(workdir / "tls/client.crt", client_cert)),
+        "key": str(certs.write(workdir / "tls/client.key", client_key, private=True)),
+        "client-pem": str(certs.write(workdir / "tls/client.pem", client_key + client_cert, private=True)),
+        "server": str(certs.write(workdir / "tls/server.pem", _ip_only_server_cert(ca), private=True)),
+    }
+    jaas = workdir / "zookeeper-jaas.conf"
+    jaas.write_text(
+        "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'  user_{SASL_USER}="{SASL_PASSWORD}";\n}};\n'
+    )
+    secure_port = ports.free_port()
+    server = _start_zookeeper(
+        workdir / "zookeeper",
+        extra_config={
+            "secureClientPort": str(secure_port),
+            "secureClientPortAddress": ports.LOOPBACK,
+            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+            "ssl.keyStore.location": files["server"],
+            "ssl.keyStore.type": "PEM",
+            "ssl.trustStore.location": files["ca"],
+            "ssl.trustStore.type": "PEM",
+            "ssl.clientAuth": "need",
+            "authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+            "authProvider.1": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+            "sessionRequireClientSASLAuth": "true",
+        },
+        jvm_options=(f"-Djava.security.auth.login.config={jaas}",),
+    )
+    tls = TlsZooKeeper(server, secure_port, files)
+    sasl = SaslZooKeeper(
+        server,
+        _secret(workdir / "secrets/username", SASL_USER),
+        _secret(workdir / "secrets/password", SASL_PASSWORD),
+    )
+    kafka_jaas = workdir / "kafka-jaas.conf"
+    kafka_jaas.write_text(
+        "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'  username="{SASL_USER}"\n  password="{SASL_PASSWORD}";\n}};\n'
+    )
+    broker = KafkaBroker(
+        broker_id=1,
+        rack=None,
+        port=ports.free_port(),
+        workdir=workdir / "kafka-1",
+        libs=artifacts.kafka_libs(KAFKA_VERSION),
+        zk_connect=tls.connect(port=secure_port).replace(TLS_CHROOT, SASL_TLS_CHROOT),
+        cluster_size=1,
+        extra_properties={
+            "zookeeper.set.acl": "true",
+            "zookeeper.ssl.client.enable": "true",
+            "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+            "zookeeper.ssl.keystore.location": files["client-pem"],
+            "zookeeper.ssl.keystore.type": "PEM",
+            "zookeeper.ssl.truststore.location": files["ca"],
+            "zookeeper.ssl.truststore.type": "PEM",
+        },
+        jvm_options=(f"-Djava.security.auth.login.config={kafka_jaas}",),
+    )
+    try:
+        broker.start()
+        broker.wait_listening()
+        runtime = _cluster(workdir, _sasl_tls_entry(tls, sasl))
+        try:
+            store = runtime.store()
+            wait_for(
+                lambda: store.broker_ids() == [1] and store.controller() is not None,
+                timeout=60,
+                what="the SASL+TLS broker to register and become controller",
+            )
+        finally:
+            runtime.close()
+        yield tls, sasl
+    finally:
+        _stop(broker)
+        _stop(server)
+
+
+def _sasl_tls_entry(tls: TlsZooKeeper, sasl: SaslZooKeeper) -> dict[str, Any]:
+    entry = tls.entry()
+    entry["zookeeper"] = entry["zookeeper"].replace(TLS_CHROOT, SASL_TLS_CHROOT)
+    entry["sasl"] = sasl.entry()["sasl"]
+    return entry
+
+
+def test_sasl_and_tls_together_with_a_broker_on_zookeeper_tls(
+    sasl_tls_zk: tuple[TlsZooKeeper, SaslZooKeeper], tmp_path: Path, unique_topic: str
+) -> None:
+    tls, sasl = sasl_tls_zk
+    runtime = _cluster(tmp_path, _sasl_tls_entry(tls, sasl))
+    try:
+        store = runtime.store()
+        store.create_topic(unique_topic, {0: (1,), 1: (1,)}, {"retention.ms": "3600000"})
+        # The broker, on ZooKeeper TLS + SASL itself, leads what the operator wrote.
+        wait_for(
+            lambda: (
+                {p: s.leader for p, s in store.partition_states(unique_topic, [0, 1]).items()} == {0: 1, 1: 1}
+            ),
+            timeout=30,
+            what=f"the SASL+TLS broker's controller to elect leaders for {unique_topic}",
+        )
+        wait_for(
+            lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id,
+            timeout=30,
+            what="the controller to add a topic_id",
+        )
+        # Both identities of the session own the znode, as the broker's own znodes do.
+        assert _acl(store.client, f"/brokers/topics/{unique_topic}") == {
+            ("sasl", SASL_USER, Permissions.ALL),
+            ("x509", f"CN={SASL_USER}", Permissions.ALL),
+            ("world", "anyone", Permissions.READ),
+        }
+        assert _acl(store.client, "/brokers/ids/1") == _acl(store.client, f"/brokers/topics/{unique_topic}")
+    finally:
+        runtime.close()
+
+
+def test_sasl_and_tls_together_refuse_a_wrong_password_in_one_line(
+    sasl_tls_zk: tuple[TlsZooKeeper, SaslZooKeeper], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tls, sasl = sasl_tls_zk
+    entry = _sasl_tls_entry(tls, sasl)
+    entry["sasl"]["passwordFile"] = _secret(tmp_path / "wrong", "not-the-password")
+    message = _refusal(_cluster(tmp_path, entry), within_s=6, caplog=caplog)
+    assert message.startswith(
+        f"ZooKeeper at {entry['zookeeper']} refused the SASL DIGEST-MD5 login of 'kafka'"
+    ), message
