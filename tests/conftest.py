@@ -13,7 +13,7 @@ import itertools
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,7 +121,9 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def kafka_cluster_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[str], KafkaCluster]]:
     """Start (once per session and version) a ZooKeeper-only cluster of another Kafka line."""
     started: dict[str, LocalStack] = {}
 

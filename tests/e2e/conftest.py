@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from pluggy import Result
 
 from kafka_zk_operator.devstack import demo
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
@@ -31,7 +32,10 @@ GROUP, VERSION = "kafka.zk-operator.io", "v1alpha1"
 
 @pytest.fixture(scope="session")
 def api_client(kafka_cluster: KafkaCluster) -> client.ApiClient:
-    return config.new_client_from_config(config_file=str(kafka_cluster.kubeconfig))
+    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]  # kubernetes.config is untyped
+        config_file=str(kafka_cluster.kubeconfig)
+    )
+    return api
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +113,8 @@ def operator(
 def namespace(api_client: client.ApiClient, request: pytest.FixtureRequest) -> str:
     """A fresh namespace per test (a bare API server never finishes deleting namespaces)."""
     name = f"e2e-{uuid.uuid4().hex[:8]}"
-    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": name}})
+    # The client serializes a plain dict body as well as a V1Namespace (its annotation names only that).
+    client.CoreV1Api(api_client).create_namespace(cast(Any, {"metadata": {"name": name}}))
     return name
 
 
@@ -121,15 +126,17 @@ class Resources:
         self.plural = plural
 
     def create(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.api.create_namespaced_custom_object(
-            GROUP, VERSION, namespace, self.plural, body
+        result = cast(
+            "dict[str, Any]",
+            self.api.create_namespaced_custom_object(GROUP, VERSION, namespace, self.plural, body),
         )
         return result
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            result: dict[str, Any] = self.api.get_namespaced_custom_object(
-                GROUP, VERSION, namespace, self.plural, name
+            result = cast(
+                "dict[str, Any]",
+                self.api.get_namespaced_custom_object(GROUP, VERSION, namespace, self.plural, name),
             )
         except ApiException as exc:
             if exc.status == 404:
@@ -138,8 +145,17 @@ class Resources:
         return result
 
     def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.api.patch_namespaced_custom_object(
-            GROUP, VERSION, namespace, self.plural, name, body, _content_type="application/merge-patch+json"
+        result = cast(
+            "dict[str, Any]",
+            self.api.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                namespace,
+                self.plural,
+                name,
+                body,
+                _content_type="application/merge-patch+json",
+            ),
         )
         return result
 
@@ -187,7 +203,9 @@ def kafkatopic(name: str, partitions: int = 3, rf: int = 3, **spec: Any) -> dict
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" and report.failed:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import OperatorProcess, Resources, kafkatopic, wait_gone
+from tests.e2e.conftest import Resources, kafkatopic, wait_gone
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import alter_topic_config, wait_for
 
@@ -29,7 +32,9 @@ def test_a_kafkatopic_creates_a_rack_diverse_topic_that_kafka_serves(
     for partition in described.values():
         assert len(partition["replicas"]) == 3
         assert len({racks[b] for b in partition["replicas"]}) == 3, "replicas must span three racks"
-    configs = wait_for(lambda: (c := kafka.configs(unique_topic)).get("retention.ms") == "7200000" and c)
+    configs = wait_for(
+        lambda: c if (c := kafka.configs(unique_topic)).get("retention.ms") == "7200000" else None
+    )
     assert configs["cleanup.policy"] == "delete"
 
     messages = [f"message-{i}".encode() for i in range(50)]
@@ -41,9 +46,9 @@ def test_a_kafkatopic_creates_a_rack_diverse_topic_that_kafka_serves(
     assert len(status["topicId"]) == 22
     assert status["underReplicatedPartitions"] == 0 and status["offlinePartitions"] == 0
     states = {s["partition"]: s for s in status["partitionStates"]}
-    for partition, kafka_state in described.items():
-        assert states[partition]["leader"] == kafka_state["leader"]
-        assert sorted(states[partition]["isr"]) == sorted(kafka_state["isr"])
+    for partition_id, kafka_state in described.items():
+        assert states[partition_id]["leader"] == kafka_state["leader"]
+        assert sorted(states[partition_id]["isr"]) == sorted(kafka_state["isr"])
     reason = topics.condition(namespace, unique_topic)
     assert reason is not None and reason["reason"] in ("Created", "InSync")
 
@@ -57,7 +62,7 @@ def test_growing_partitions_and_changing_config_reach_kafka(
 
     topics.patch(namespace, unique_topic, {"spec": {"partitions": 5, "config": {"retention.ms": "600000"}}})
     topics.wait_ready(namespace, unique_topic)
-    described = wait_for(lambda: (d := kafka.describe(unique_topic)) and len(d) == 5 and d)
+    described = wait_for(lambda: d if (d := kafka.describe(unique_topic)) and len(d) == 5 else None)
     assert all(len(p["replicas"]) == 2 for p in described.values())
     wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "600000", what="new retention.ms")
     after = topics.get(namespace, unique_topic)
@@ -183,7 +188,12 @@ def test_out_of_band_config_change_is_reverted(
     ],
 )
 def test_invalid_specs_are_reported_and_write_nothing(
-    topics: Resources, namespace: str, kafka: KafkaView, unique_topic: str, spec: dict, reason_or_message: str
+    topics: Resources,
+    namespace: str,
+    kafka: KafkaView,
+    unique_topic: str,
+    spec: dict[str, Any],
+    reason_or_message: str,
 ) -> None:
     body = kafkatopic(unique_topic)
     body["spec"] = spec

@@ -9,8 +9,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import GROUP, VERSION, OperatorProcess, Resources, kafkatopic
+from tests.e2e.conftest import GROUP, VERSION, Resources, kafkatopic
 from tests.integration.helpers import wait_for
 
 
@@ -134,7 +135,7 @@ def test_events_are_posted_and_metrics_move(
     )
     core = client.CoreV1Api(api_client)
 
-    def reasons() -> set[str] | None:
+    def reasons() -> set[str | None] | None:
         events = core.list_namespaced_event(namespace).items
         found = {e.reason for e in events if e.involved_object.name == unique_topic}
         return found if {"TopicCreated", "ConfigChanged"} <= found else None

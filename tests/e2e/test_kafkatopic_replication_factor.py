@@ -42,7 +42,9 @@ def test_raising_the_replication_factor_hands_over_to_an_owned_rack_aware_reassi
     try:
         described = wait_for(
             lambda: (
-                (d := view.describe(unique_topic)) and all(len(p["replicas"]) == 3 for p in d.values()) and d
+                d
+                if (d := view.describe(unique_topic)) and all(len(p["replicas"]) == 3 for p in d.values())
+                else None
             )
         )
         for partition in described.values():

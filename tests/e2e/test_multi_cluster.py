@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from kubernetes import client
@@ -60,7 +61,7 @@ def test_resources_reach_the_cluster_they_name_and_other_namespaces_are_ignored(
         legacy_view.close()
 
     other = f"{namespace}-other"
-    client.CoreV1Api(api_client).create_namespace({"metadata": {"name": other}})
+    client.CoreV1Api(api_client).create_namespace(cast(Any, {"metadata": {"name": other}}))
     topics.create(other, kafkatopic("outside", partitions=1, rf=1))
     import time
 

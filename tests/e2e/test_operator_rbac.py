@@ -9,9 +9,9 @@ server has no token controller and no kubelet, so the pod itself cannot run here
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kubernetes import client, config
@@ -91,14 +91,16 @@ def test_the_operator_reconciles_with_only_the_charts_namespaced_permissions(
     assert any(e.reason == "TopicCreated" for e in events), "Events need only the chart's permissions"
     assert "403" not in scoped.log_tail(400) and "Forbidden" not in scoped.log_tail(400)
 
-    as_operator = config.new_client_from_config(config_file=str(kubeconfig))
+    as_operator: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]  # kubernetes.config is untyped
+        config_file=str(kubeconfig)
+    )
     core = client.CoreV1Api(as_operator)
     custom = client.CustomObjectsApi(as_operator)
-    denied = [
+    denied: list[Callable[[], object]] = [
         lambda: core.list_namespaced_secret(watched),
         lambda: core.list_namespaced_secret("default"),
         lambda: core.delete_namespaced_pod("anything", watched),
-        lambda: core.create_namespace({"metadata": {"name": "operator-made"}}),
+        lambda: core.create_namespace(cast(Any, {"metadata": {"name": "operator-made"}})),
         lambda: custom.list_namespaced_custom_object(GROUP, VERSION, "default", "kafkatopics"),
         lambda: custom.create_namespaced_custom_object(
             GROUP, VERSION, watched, "kafkatopics", kafkatopic("made-by-operator", 1, 1)

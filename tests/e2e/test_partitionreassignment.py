@@ -24,9 +24,10 @@ from kazoo.recipe.watchers import DataWatch
 from kubernetes import client, config
 
 from kafka_zk_operator.devstack import demo
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
-from tests.e2e.conftest import ROOT, OperatorProcess, Resources, operator_running, wait_gone
+from tests.e2e.conftest import ROOT, Resources, operator_running, wait_gone
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import (
     APPROVE,
@@ -66,7 +67,10 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaClu
 
 @pytest.fixture(scope="module")
 def api_client(kafka_cluster: KafkaCluster) -> client.ApiClient:
-    return config.new_client_from_config(config_file=str(kafka_cluster.kubeconfig))
+    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]  # kubernetes.config is untyped
+        config_file=str(kafka_cluster.kubeconfig)
+    )
+    return api
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +99,7 @@ def kprs(api_client: client.ApiClient, operator: OperatorProcess) -> Resources:
     return Resources(api_client, "partitionreassignments")
 
 
-def _events(api_client: client.ApiClient, namespace: str, name: str) -> list[tuple[str, str]]:
+def _events(api_client: client.ApiClient, namespace: str, name: str) -> list[tuple[str | None, str | None]]:
     listed = client.CoreV1Api(api_client).list_namespaced_event(namespace)
     return [(e.reason, e.message) for e in listed.items if e.involved_object.name == name]
 
@@ -343,7 +347,9 @@ def test_explicit_mode_moves_exactly_what_was_asked_throttled_while_it_runs(
     # replicas, rates on the brokers involved, as ZooKeeper holds them and as Kafka reports them.
     seen = wait_for(
         lambda: (
-            (t := probe.operator_throttles([1, 2, 3], [unique_topic])) and f"topics/{unique_topic}" in t and t
+            t
+            if (t := probe.operator_throttles([1, 2, 3], [unique_topic])) and f"topics/{unique_topic}" in t
+            else None
         ),
         timeout=60,
         interval=0.1,
@@ -424,7 +430,11 @@ def test_pre_existing_throttles_are_untouched_and_restored(
         ),
     )
     during = wait_for(
-        lambda: (c := probe.topic_config(unique_topic)).get("follower.replication.throttled.replicas") and c,
+        lambda: (
+            c
+            if (c := probe.topic_config(unique_topic)).get("follower.replication.throttled.replicas")
+            else None
+        ),
         interval=0.1,
         what="the operator's throttle",
     )
@@ -739,6 +749,7 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
     entries = []
     for name in status["planConfigMaps"]:
         configmap = core.read_namespaced_config_map(name, namespace)
+        assert configmap.metadata is not None and configmap.metadata.owner_references is not None  # narrowing
         (owner,) = configmap.metadata.owner_references
         assert (owner.kind, owner.name, owner.uid) == (
             "PartitionReassignment",
@@ -746,6 +757,7 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
             body["metadata"]["uid"],
         )
         assert owner.block_owner_deletion is None, "no blockOwnerDeletion (it blocks pruning)"
+        assert configmap.data is not None  # narrowing
         entries += json.loads(configmap.data["plan.json"])
     assert sorted(e["partition"] for e in entries) == list(range(510))
     assert all(e["from"] == [1] and e["to"] == [2] for e in entries)

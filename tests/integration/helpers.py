@@ -41,7 +41,7 @@ def alter_topic_config(admin: Any, topic: str, configs: dict[str, Any], *, timeo
         except Exception as exc:  # e.g. no broker knows the topic yet: retried until the timeout
             errors.append(repr(exc))
             return None
-        result = answer.get("topic", {}).get(topic)
+        result: str | None = answer.get("topic", {}).get(topic)  # kafka-python is untyped
         if result != "OK":
             errors.append(str(result))
             return None

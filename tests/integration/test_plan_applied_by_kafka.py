@@ -48,11 +48,11 @@ def test_a_kzo_plan_executed_by_kafkas_own_tool_reaches_the_predicted_assignment
         view.create_topic("plan-orders", 12, 2)
         view.create_topic("plan-payments", 6, 3)
         for topic, count in (("plan-orders", 12), ("plan-payments", 6)):
-            wait_for(
-                lambda t=topic, c=count: (
-                    (d := view.describe(t)) and len(d) == c and all(p["leader"] >= 0 for p in d.values())
-                )
-            )
+
+            def all_led(t: str = topic, c: int = count) -> object:
+                return (d := view.describe(t)) and len(d) == c and all(p["leader"] >= 0 for p in d.values())
+
+            wait_for(all_led)
         cluster.stack.add_broker(4, "rack-a")
 
         snapshot, plan_file = tmp_path / "cluster.json", tmp_path / "plan.json"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
@@ -65,7 +66,12 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot.create("/brokers/ids/2", _registration(4))
     reads: list[str] = []
     real_get = store._get
-    monkeypatch.setattr(store, "_get", lambda path: reads.append(path) or real_get(path))
+
+    def recording_get(path: str) -> tuple[bytes, ZnodeStat] | None:
+        reads.append(path)
+        return real_get(path)
+
+    monkeypatch.setattr(store, "_get", recording_get)
     assert store.config_change_version("topics") == 1
     assert store.config_change_version("brokers") == 2, "v1 names only topics and clients"
     assert store.config_change_version("clients") == 1

@@ -244,7 +244,7 @@ def test_sasl_topic_created_by_the_operator_is_led_by_kafka_and_carries_kafkas_a
             what=f"Kafka to elect leaders for {unique_topic}",
         )
         assigned = wait_for(
-            lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a,
+            lambda: a if (a := store.read_assignment(unique_topic)) and a.value.topic_id else None,
             timeout=30,
             what="the controller to add a topic_id",
         )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 
 import pytest
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import assignment, errors
@@ -34,7 +36,10 @@ def _create_and_wait(cluster: KafkaCluster, topic: str, partitions: int = 3, rf:
 
 @pytest.mark.parametrize("version", ["3.9.2", "2.8.2"])
 def test_created_topic_gets_leaders_and_a_topic_id_from_the_controller(
-    version: str, kafka_cluster: KafkaCluster, kafka_cluster_factory, unique_topic: str
+    version: str,
+    kafka_cluster: KafkaCluster,
+    kafka_cluster_factory: Callable[[str], KafkaCluster],
+    unique_topic: str,
 ) -> None:
     cluster = kafka_cluster if version == kafka_cluster.kafka_version else kafka_cluster_factory(version)
     with cluster.zk_session() as client:
@@ -45,7 +50,7 @@ def test_created_topic_gets_leaders_and_a_topic_id_from_the_controller(
 
         wait_for(lambda: _all_partitions_led(store, unique_topic, 6), what="partition leaders")
         topic = wait_for(
-            lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a,
+            lambda: a if (a := store.read_assignment(unique_topic)) and a.value.topic_id else None,
             what="the controller to assign a topic_id",
         )
         assert len(topic.value.topic_id or "") == 22
@@ -64,7 +69,7 @@ PRE_24_KAFKA_VERSIONS = ("2.3.1", *LEGACY_KAFKA_VERSIONS)
 
 @pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
 def test_pre_24_topic_is_created_with_a_v1_znode_and_gets_leaders(
-    version: str, kafka_cluster_factory, unique_topic: str
+    version: str, kafka_cluster_factory: Callable[[str], KafkaCluster], unique_topic: str
 ) -> None:
     cluster = kafka_cluster_factory(version)
     with cluster.zk_session() as client:
@@ -82,7 +87,7 @@ def test_pre_24_topic_is_created_with_a_v1_znode_and_gets_leaders(
 
 @pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
 def test_pre_24_controller_creates_partitions_added_by_the_store(
-    version: str, kafka_cluster_factory, unique_topic: str
+    version: str, kafka_cluster_factory: Callable[[str], KafkaCluster], unique_topic: str
 ) -> None:
     """Before 1.1 the controller learns of new partitions from a zkclient data watch on the topic."""
     cluster = kafka_cluster_factory(version)
@@ -112,7 +117,7 @@ def _produce(producer: KafkaProducer, topic: str, size: int) -> str | None:
 
 @pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
 def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
-    version: str, kafka_cluster_factory, unique_topic: str
+    version: str, kafka_cluster_factory: Callable[[str], KafkaCluster], unique_topic: str
 ) -> None:
     """The store's v2 ``/config/changes`` notification reaches the brokers: they start refusing
     records above the new ``max.message.bytes`` (Kafka's own behaviour, all lines since 0.10.1)."""
@@ -137,7 +142,7 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
 
 @pytest.mark.parametrize("version", PRE_24_KAFKA_VERSIONS)
 def test_pre_24_controller_deletes_a_topic_marked_by_the_store(
-    version: str, kafka_cluster_factory, unique_topic: str
+    version: str, kafka_cluster_factory: Callable[[str], KafkaCluster], unique_topic: str
 ) -> None:
     cluster = kafka_cluster_factory(version)
     _create_and_wait(cluster, unique_topic, partitions=2, rf=2)
@@ -153,11 +158,11 @@ def test_pre_24_controller_deletes_a_topic_marked_by_the_store(
 
 
 def test_adding_partitions_keeps_the_topic_id_and_new_partitions_get_leaders(
-    kafka_cluster: KafkaCluster, zk, unique_topic: str
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
 ) -> None:
     _create_and_wait(kafka_cluster, unique_topic, partitions=2)
     store = ZkStore(zk)
-    before = wait_for(lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a)
+    before = wait_for(lambda: a if (a := store.read_assignment(unique_topic)) and a.value.topic_id else None)
     new = assignment.assign_replicas_to_brokers(
         store.live_brokers(), 3, 3, fixed_start_index=0, start_partition_id=2
     )
@@ -171,11 +176,11 @@ def test_adding_partitions_keeps_the_topic_id_and_new_partitions_get_leaders(
 
 
 def test_a_write_based_on_a_stale_read_is_refused_and_changes_nothing(
-    kafka_cluster: KafkaCluster, zk, unique_topic: str
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
 ) -> None:
     _create_and_wait(kafka_cluster, unique_topic, partitions=1)
     store = ZkStore(zk)
-    stale = wait_for(lambda: (a := store.read_assignment(unique_topic)) and a.value.topic_id and a)
+    stale = wait_for(lambda: a if (a := store.read_assignment(unique_topic)) and a.value.topic_id else None)
     fresh_partitions = assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3, start_partition_id=1)
     store.add_partitions(unique_topic, fresh_partitions, expected=stale)
     second = assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3, start_partition_id=1)
@@ -196,9 +201,11 @@ def test_concurrent_config_writers_lose_no_update(kafka_cluster: KafkaCluster, u
                 store = ZkStore(client)
                 for round_ in range(3):
                     key = f"x-test-{index}-{round_}"
-                    store.update_entity_config(
-                        "topics", unique_topic, lambda cfg, key=key: {**cfg, key: "1"}, attempts=50
-                    )
+
+                    def add_key(cfg: dict[str, str], key: str = key) -> dict[str, str]:
+                        return {**cfg, key: "1"}
+
+                    store.update_entity_config("topics", unique_topic, add_key, attempts=50)
         except BaseException as exc:  # reported by the main thread
             failures.append(exc)
 
@@ -216,7 +223,9 @@ def test_concurrent_config_writers_lose_no_update(kafka_cluster: KafkaCluster, u
     assert config.value["retention.ms"] == "3600000"
 
 
-def test_config_change_is_applied_by_the_brokers(kafka_cluster: KafkaCluster, zk, unique_topic: str) -> None:
+def test_config_change_is_applied_by_the_brokers(
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
+) -> None:
     _create_and_wait(kafka_cluster, unique_topic, partitions=1)
     store = ZkStore(zk)
     current = store.read_topic_config(unique_topic)
@@ -246,7 +255,7 @@ def test_config_change_is_applied_by_the_brokers(kafka_cluster: KafkaCluster, zk
 
 
 def test_creating_an_existing_topic_is_a_retryable_conflict_and_leaves_it_untouched(
-    kafka_cluster: KafkaCluster, zk, unique_topic: str
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
 ) -> None:
     """Someone else created it between our read and our create: retry, i.e. re-read and adopt."""
     _create_and_wait(kafka_cluster, unique_topic, partitions=1)
@@ -260,7 +269,7 @@ def test_creating_an_existing_topic_is_a_retryable_conflict_and_leaves_it_untouc
 
 
 def test_marking_for_deletion_makes_kafka_remove_topic_and_config(
-    kafka_cluster: KafkaCluster, zk, unique_topic: str
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
 ) -> None:
     _create_and_wait(kafka_cluster, unique_topic, partitions=2)
     store = ZkStore(zk)

@@ -77,11 +77,11 @@ class _ReadFailsAfterCreate(ZkStore):
         super().create_topic(*args, **kwargs)
         self.created = True
 
-    def read_topic(self, topic: str) -> TopicSnapshot | None:
+    def read_topic(self, topic: str, *, with_states: bool = True) -> TopicSnapshot | None:
         if self.created:
             self.created = False
             raise errors.ClusterUnavailable("lost the ZooKeeper connection (injected)")
-        return super().read_topic(topic)
+        return super().read_topic(topic, with_states=with_states)
 
 
 def test_a_topic_created_before_a_later_step_failed_is_owned_by_the_resource(

@@ -14,12 +14,13 @@ import pytest
 
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement import Mode, PlanRequest, broker_stage, plan
+from kafka_zk_operator.domain.placement.arrays import ClusterArrays
 from kafka_zk_operator.domain.placement.exact import exact_placement
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 from tests.unit.placement_support import check_invariants, exact_moves_networkx
 
 
-def _instance(seed: int):
+def _instance(seed: int) -> tuple[ClusterArrays, PlanRequest]:
     """A small random cluster and request (mixed racks, RF, layouts and modes)."""
     rnd = random.Random(seed)
     racks = rnd.choice([0, 2, 3, 3, 4])

@@ -7,12 +7,12 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.placement import NewPartitions, place_new_partitions
-from kafka_zk_operator.domain.placement.arrays import loads
+from kafka_zk_operator.domain.placement.arrays import ClusterArrays, loads
 from kafka_zk_operator.domain.placement.racks import duplicates, violations
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 
 
-def _check(cluster, topic: str, rf: int) -> np.ndarray:
+def _check(cluster: ClusterArrays, topic: str, rf: int) -> np.ndarray:
     rows = np.flatnonzero(np.array(cluster.topics)[cluster.topic_of] == topic)
     reps = cluster.replicas[rows]
     assert ((reps >= 0).sum(axis=1) == rf).all()

@@ -12,6 +12,7 @@ import pytest
 
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement import Mode, PlanRequest, broker_stage, finish_plan, plan
+from kafka_zk_operator.domain.placement.arrays import ClusterArrays
 from kafka_zk_operator.domain.placement.select import Selection, select_moves
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 from kafka_zk_operator.domain.placement.transport import GroupQuotas
@@ -20,7 +21,7 @@ from tests.unit.placement_support import check_invariants
 SEEDS = [1, 2, 3, 4, 5]
 
 
-def balanced(n: int = 12, racks: int = 3, partitions: int = 900, seed: int = 0, rf: int = 3):
+def balanced(n: int = 12, racks: int = 3, partitions: int = 900, seed: int = 0, rf: int = 3) -> ClusterArrays:
     return synthetic_cluster(n, racks, partitions, rf=rf, seed=seed, layout="balanced")
 
 
@@ -191,10 +192,10 @@ def test_groups_run_separately_give_the_same_plan(layout: str) -> None:
         leftovers.append(part.leftover)
     assert np.array_equal(replicas, together.replicas)
     assert np.array_equal(moved, together.moved)
-    left = GroupQuotas(
-        *(np.concatenate([getattr(q, f) for q in leftovers]) for f in ("group", "src", "dst", "count")),
-        n_groups=stage.quotas.n_groups,
+    group, src, dst, count = (
+        np.concatenate([getattr(q, f) for q in leftovers]) for f in ("group", "src", "dst", "count")
     )
+    left = GroupQuotas(group, src, dst, count, n_groups=stage.quotas.n_groups)
     separate = finish_plan(stage, Selection(replicas, moved, left))
     assert np.array_equal(separate.replicas, plan(cluster, request).replicas)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -60,9 +61,9 @@ def test_rack_unaware_cluster() -> None:
     assert snapshot_to_arrays(snap).racks == (None,)
 
 
-def _with(path: list[str], value: object) -> dict:
-    doc = json.loads(json.dumps(GOOD))
-    node = doc
+def _with(path: list[str], value: object) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(json.dumps(GOOD))
+    node: Any = doc
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value

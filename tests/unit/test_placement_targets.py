@@ -6,12 +6,17 @@ import numpy as np
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.placement.targets import balance_targets, count_lower_bound, widen
+from kafka_zk_operator.domain.placement.targets import Targets, balance_targets, count_lower_bound, widen
 
 
 def targets_for(
-    load: list[int], *, racks: list[int] | None = None, rack_lo=None, rack_hi=None, eligible=None
-):
+    load: list[int],
+    *,
+    racks: list[int] | None = None,
+    rack_lo: list[int] | None = None,
+    rack_hi: list[int] | None = None,
+    eligible: list[bool] | None = None,
+) -> Targets:
     n = len(load)
     arr = np.array(load, dtype=np.int64)
     rack = np.array(racks if racks is not None else [0] * n, dtype=np.int64)

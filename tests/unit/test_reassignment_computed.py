@@ -76,6 +76,7 @@ def test_replication_factor_increase_spreads_the_new_replica_over_the_missing_ra
     )
     # One new replica per partition, plus what evening out the empty brokers 4..6 takes; all counted
     # in the engine's bound, which the plan meets.
+    assert plan.lower_bound is not None  # narrows the Optional for the chained comparison below
     assert len(plan.moves) == 6 and plan.replica_moves == plan.lower_bound >= 6
     for move in plan.moves:
         assert len(move.target) == 3
@@ -83,7 +84,10 @@ def test_replication_factor_increase_spreads_the_new_replica_over_the_missing_ra
 
 
 def test_rebalance_leaves_internal_topics_alone_unless_named() -> None:
-    skewed = {"__consumer_offsets": {p: (1, 2, 3) for p in range(3)}, "data": {p: (1, 2) for p in range(8)}}
+    skewed: dict[str, dict[int, tuple[int, ...]]] = {
+        "__consumer_offsets": {p: (1, 2, 3) for p in range(3)},
+        "data": {p: (1, 2) for p in range(8)},
+    }
     brokers = {1: "a", 2: "a", 3: "b", 4: "b"}
     view = ClusterView(brokers=brokers, assignments=skewed)
     plan = plan_computed(ReassignmentRequest(mode=Mode.REBALANCE), view)

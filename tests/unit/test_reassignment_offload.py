@@ -109,7 +109,11 @@ def test_a_failed_job_is_cleaned_up_so_the_next_attempt_resubmits(monkeypatch: p
 def test_invalid_requests_fail_before_anything_is_submitted(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeOffload(threshold=10, monkeypatch=monkeypatch)
     with pytest.raises(errors.InvalidSpec, match="broker 9"):
-        reassignment_offload.plan(  # type: ignore[arg-type]
-            object(), ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(9,)), VIEW, ("uid", "1"), []
+        reassignment_offload.plan(
+            object(),  # type: ignore[arg-type]
+            ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(9,)),
+            VIEW,
+            ("uid", "1"),
+            [],
         )
     assert fake.submitted == []

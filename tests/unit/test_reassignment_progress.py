@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
+from typing import TypedDict
 
 from kafka_zk_operator.domain.model import PartitionState, TopicAssignment
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
@@ -27,6 +28,11 @@ def topic(
 
 def state(leader: int, *isr: int) -> PartitionState:
     return PartitionState(leader=leader, isr=tuple(isr), leader_epoch=1, controller_epoch=1)
+
+
+class _Timing(TypedDict):
+    now: datetime
+    stuck_after_seconds: float
 
 
 BATCH = [PartitionMove("t", 0, (1, 2), (3, 1)), PartitionMove("t", 1, (2, 1), (2, 3))]
@@ -79,7 +85,7 @@ def test_a_dead_target_broker_makes_the_partition_stuck_with_guidance() -> None:
 def test_a_slow_batch_is_stuck_only_after_the_threshold() -> None:
     topics = {"t": topic({0: (3, 1, 2), 1: (2, 3)}, adding={0: (3,)})}
     states = {("t", 0): state(1, 1, 2)}
-    kwargs = {"now": NOW, "stuck_after_seconds": 600.0}
+    kwargs: _Timing = {"now": NOW, "stuck_after_seconds": 600.0}
     early = evaluate_batch(BATCH, topics, states, {1, 2, 3}, started_at=NOW - timedelta(seconds=60), **kwargs)
     assert early.stuck == ()
     late = evaluate_batch(BATCH, topics, states, {1, 2, 3}, started_at=NOW - timedelta(seconds=601), **kwargs)

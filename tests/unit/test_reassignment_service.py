@@ -373,7 +373,7 @@ def test_deleting_waits_for_the_batch_then_removes_throttles(zk: FakeZk, journal
     api = FakeApi(body(partitions=MOVES[:1], throttle=100), journal)
     step(api, zk)
     api.body["metadata"]["deletionTimestamp"] = "2025-06-01T12:00:00Z"
-    delete = lambda: reassignments.delete(  # noqa: E731
+    delete: Callable[[], reassignments.Result] = lambda: reassignments.delete(  # noqa: E731
         ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), settings=reassignments.Settings(), now=NOW
     )
     assert delete().done is False
