@@ -16,7 +16,7 @@ demo: prepare  ## the main job: local stack + operator + example resources
 demo-down:  ## stop what 'make demo' started
 	.venv/bin/kzo dev down
 
-lint: bootstrap  ## ruff, mypy --strict, import layering
+lint: bootstrap  ## ruff, mypy --strict (package and tests), import layering
 	.venv/bin/ruff check operator tests benchmarks
 	.venv/bin/mypy
 	.venv/bin/lint-imports
