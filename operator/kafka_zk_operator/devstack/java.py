@@ -24,6 +24,10 @@ def java_argv(libs: Path, main_class: str, args: list[str], *, heap: str, log4j:
         "-XX:TieredStopAtLevel=1",
         "-Djava.awt.headless=true",
         "-Djava.net.preferIPv4Stack=true",
+        # Kafka before 1.0 unmaps index files through sun.nio.ch.DirectBuffer.cleaner(), which
+        # Java 17 no longer exports (an IllegalAccessError, caught and logged, on topic deletion).
+        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+        "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
         f"-Dlog4j.configuration=file:{log4j}",
         "-cp",
         f"{libs}/*",
