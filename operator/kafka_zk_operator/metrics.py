@@ -33,6 +33,11 @@ REASSIGNMENT_PROGRESS = Gauge(
 REASSIGNMENT_TOTAL = Gauge(
     "kzo_reassignment_partitions_total", "Partitions in a PartitionReassignment's plan", ["namespace", "name"]
 )
+REASSIGNMENT_ETA = Gauge(
+    "kzo_reassignment_estimated_completion_timestamp_seconds",
+    "When a running PartitionReassignment should complete at its pace so far (Unix time)",
+    ["namespace", "name"],
+)
 REPLICAS_MOVED = Counter("kzo_replicas_moved_total", "Replica moves completed by reassignments", ["cluster"])
 QUEUED_REASSIGNMENTS = Gauge(
     "kzo_reassignments_queued", "PartitionReassignments waiting in the queue", ["cluster"]

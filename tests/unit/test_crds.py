@@ -395,6 +395,28 @@ def test_partitionreassignment_printer_columns(reassignment_crd: dict[str, Any])
     assert cols["Phase"] == ".status.phase"
     assert cols["Progress"] == ".status.progressText"
     assert cols["Moves"] == ".status.proposal.moves"
+    assert cols["ETA"] == ".status.progress.estimatedCompletionAt"
+
+
+def test_partitionreassignment_progress_fields_written_by_the_operator_are_in_the_schema(
+    reassignment_crd: dict[str, Any],
+) -> None:
+    # A field missing here would be pruned by the API server from every status patch.
+    assert {
+        "partitionsDone",
+        "partitionsTotal",
+        "currentBatch",
+        "batchesDone",
+        "batchesTotal",
+        "leadersElected",
+        "startedAt",
+        "batchStartedAt",
+        "batchSubmitted",
+        "completedAt",
+        "estimatedCompletionAt",
+        "startedSpec",
+    } <= set(node(reassignment_crd, ".status.progress")["properties"])
+    assert node(reassignment_crd, ".status.progress.estimatedCompletionAt")["format"] == "date-time"
 
 
 def test_partitionreassignment_description_documents_the_annotations(

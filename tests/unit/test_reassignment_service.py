@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -542,3 +542,28 @@ def test_a_spark_job_that_cannot_be_deleted_is_reported_and_the_proposal_kept(
     assert (
         "403 Forbidden" in warning.message and "kubectl delete job,configmap -n spark-ns" in warning.message
     )
+
+
+def test_the_estimated_completion_follows_completed_batches_and_goes_when_done(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    api = FakeApi(body(partitions=MOVES, batch={"maxPartitions": 2}), journal)
+
+    def poll(minutes: int) -> dict[str, Any]:
+        reassignments.reconcile(
+            ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), cluster="c", queue=(),
+            cluster_of=lambda b: "c", settings=reassignments.Settings(), now=NOW + timedelta(minutes=minutes),
+        )  # fmt: skip
+        return dict(api.body["status"]["progress"])
+
+    assert "estimatedCompletionAt" not in poll(0), "nothing done yet: no estimate"
+    zk.finish_reassignment()
+    # 2 of 3 partitions in 10 min: the last one in 5 more.
+    assert poll(10)["estimatedCompletionAt"] == "2025-06-01T12:15:00Z"
+    poll(11)  # batch 2 is seen in flight
+    journal.clear()
+    assert poll(12)["estimatedCompletionAt"] == "2025-06-01T12:15:00Z", "kept while nothing completes"
+    assert not [line for line in journal if line.startswith("api status")], "a no-change poll writes nothing"
+    zk.finish_reassignment()
+    progress = poll(14)
+    assert progress["completedAt"] == "2025-06-01T12:14:00Z" and "estimatedCompletionAt" not in progress

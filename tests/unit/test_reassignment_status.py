@@ -23,6 +23,7 @@ from kafka_zk_operator.domain.reassignment_status import (
     Phase,
     Verdict,
     Why,
+    estimated_completion,
     is_terminal,
     parse_timestamp,
     timestamp,
@@ -136,3 +137,16 @@ def test_timestamps_and_terminal_phases() -> None:
         timestamp(datetime(2025, 1, 1))
     assert is_terminal("Completed") and is_terminal("Stopped") and is_terminal("Failed")
     assert not is_terminal("Running") and not is_terminal(None)
+
+
+def test_estimated_completion_extrapolates_the_pace_so_far() -> None:
+    start = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+    later = start + timedelta(minutes=10)
+    # 10 of 40 partitions in 10 min: 30 more need 30 min.
+    assert estimated_completion(start, later, 10, 40) == later + timedelta(minutes=30)
+    assert estimated_completion(start, later, 39, 40) == later + timedelta(seconds=15)
+    # No estimate before the first partition, once all are done, without a start, or no time yet.
+    assert estimated_completion(start, later, 0, 40) is None
+    assert estimated_completion(start, later, 40, 40) is None
+    assert estimated_completion(None, later, 10, 40) is None
+    assert estimated_completion(start, start, 10, 40) is None

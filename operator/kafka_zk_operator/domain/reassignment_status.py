@@ -10,7 +10,8 @@ Conditions (``lastTransitionTime`` kept unless the condition flips):
   broker, nothing joining the ISR); present once it has been ``True``;
 * ``Warning`` - planning warnings (rack spread under ``rackPolicy: Warn``), when there are any.
 
-``progressText`` ("12/40") feeds the ``Progress`` printer column.
+``progressText`` ("12/40") feeds the ``Progress`` printer column; ``estimated_completion`` gives
+``progress.estimatedCompletionAt`` from the rate so far.
 
 Pure: the clock is passed in.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kafka_zk_operator.domain.reassignment_progress import Stuck
@@ -158,6 +159,18 @@ def verdict_fields(
 
 def progress_text(done: int, total: int) -> str:
     return f"{done}/{total}"
+
+
+def estimated_completion(
+    started_at: datetime | None, now: datetime, done: int, total: int
+) -> datetime | None:
+    """When the reassignment should end if the rest goes at the pace so far (partitions per second
+    since ``started_at``); ``None`` before the first partition is done, once all are, or without a
+    start. An estimate: batches move partitions of different sizes, and throttles change the pace."""
+    if started_at is None or done <= 0 or done >= total or now <= started_at:
+        return None
+    elapsed = (now - started_at).total_seconds()
+    return now + timedelta(seconds=round(elapsed * (total - done) / done))
 
 
 def is_terminal(phase: object) -> bool:

@@ -33,7 +33,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
 )
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_status import is_terminal
+from kafka_zk_operator.domain.reassignment_status import is_terminal, parse_timestamp
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
@@ -111,6 +111,12 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     if "partitionsTotal" in progress:
         metrics.REASSIGNMENT_PROGRESS.labels(*resource.ref).set(int(progress.get("partitionsDone") or 0))
         metrics.REASSIGNMENT_TOTAL.labels(*resource.ref).set(int(progress["partitionsTotal"]))
+        eta = parse_timestamp(progress.get("estimatedCompletionAt"))
+        if eta is not None:
+            metrics.REASSIGNMENT_ETA.labels(*resource.ref).set(eta.timestamp())
+        else:
+            with contextlib.suppress(KeyError):
+                metrics.REASSIGNMENT_ETA.remove(*resource.ref)
     if cluster:
         if result.replicas_moved:
             metrics.REPLICAS_MOVED.labels(cluster).inc(result.replicas_moved)
@@ -168,7 +174,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
     _post(body, result.events)
     if not result.done:
         raise kopf.TemporaryError(result.message, delay=POLL_SECONDS)
-    for gauge in (metrics.REASSIGNMENT_PROGRESS, metrics.REASSIGNMENT_TOTAL):
+    for gauge in (metrics.REASSIGNMENT_PROGRESS, metrics.REASSIGNMENT_TOTAL, metrics.REASSIGNMENT_ETA):
         with contextlib.suppress(KeyError):
             gauge.remove(*resource.ref)
     _locks.forget(resource.uid)

@@ -57,6 +57,7 @@ from kafka_zk_operator.domain.reassignment_status import (
     Phase,
     Verdict,
     Why,
+    estimated_completion,
     parse_timestamp,
     progress_text,
     timestamp,
@@ -138,7 +139,23 @@ class _Run:
         return dict(self.status.get("progress") or {})
 
     def set_progress(self, **values: Any) -> None:
-        merged = {**self.progress, **values}
+        previous = self.progress
+        merged = {**previous, **values}
+        if merged.get("completedAt"):
+            if merged.get("estimatedCompletionAt") is not None:
+                merged["estimatedCompletionAt"] = None  # merge patch: removed
+        elif "partitionsDone" in values and values["partitionsDone"] != previous.get("partitionsDone"):
+            # Re-estimated only when partitions complete, so a poll that sees no change writes nothing.
+            eta = estimated_completion(
+                parse_timestamp(merged.get("startedAt")),
+                self.now,
+                int(merged.get("partitionsDone") or 0),
+                int(merged.get("partitionsTotal") or 0),
+            )
+            if eta is not None:
+                merged["estimatedCompletionAt"] = timestamp(eta)
+            elif merged.get("estimatedCompletionAt") is not None:
+                merged["estimatedCompletionAt"] = None
         self.set("progress", merged)
 
     def event(self, type_: str, reason: str, message: str) -> None:
