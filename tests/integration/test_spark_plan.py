@@ -33,6 +33,7 @@ from kafka_zk_operator.domain import plan_document
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement import (
     ClusterArrays,
+    DataMovement,
     Mode,
     Plan,
     PlanRequest,
@@ -76,6 +77,20 @@ def _cases() -> dict[str, tuple[ClusterArrays, PlanRequest]]:
         "add-one-rack": (
             _base(2, "kafka").with_brokers(a_rack),
             PlanRequest(Mode.ADD_BROKERS, brokers=(90, 91), n_groups=6),
+        ),
+        "add-spread-proportional": (
+            _base(1).with_brokers(make_brokers(3, 3, first_id=90)),
+            PlanRequest(
+                Mode.ADD_BROKERS,
+                brokers=(90, 91, 92),
+                n_groups=5,
+                seed=1,
+                data_movement=DataMovement.PROPORTIONAL,
+            ),
+        ),
+        "rebalance-proportional": (
+            _base(5, "kafka"),
+            PlanRequest(Mode.REBALANCE, n_groups=5, seed=3, data_movement=DataMovement.PROPORTIONAL),
         ),
         "remove-one": (_base(3), PlanRequest(Mode.REMOVE_BROKERS, brokers=(0,), n_groups=4)),
         "remove-two": (_base(4, "kafka"), PlanRequest(Mode.REMOVE_BROKERS, brokers=(0, 4), n_groups=7)),

@@ -31,6 +31,7 @@ from typing import Any
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.placement import (
     ClusterArrays,
+    DataMovement,
     Mode,
     Plan,
     PlanRequest,
@@ -105,6 +106,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--replication-factor", type=int, metavar="N", help="new RF (replication-factor)")
     parser.add_argument("--tolerance", type=int, default=0, metavar="N", help="allowed deviation per broker")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="tie-break seed")
+    parser.add_argument(
+        "--data-movement",
+        choices=[d.value for d in DataMovement],
+        default=DataMovement.MINIMAL.value,
+        help="which replicas to prefer moving: minimal (small first) or proportional (size-blind)",
+    )
     parser.add_argument("--request", type=Path, metavar="FILE", help="the whole request as JSON instead")
     parser.add_argument("--allow-mixed-rf", action="store_true", help="accept topics with mixed RF")
     parser.add_argument("--output", metavar="FILE", help="Kafka reassignment JSON ('-' = stdout)")
@@ -139,6 +146,7 @@ def request_from_args(args: argparse.Namespace) -> PlanRequest:
         replication_factor=args.replication_factor,
         tolerance=args.tolerance,
         seed=args.seed,
+        data_movement=DataMovement(args.data_movement),
     )
 
 

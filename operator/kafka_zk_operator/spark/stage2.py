@@ -78,7 +78,7 @@ def partition_rows(stage: BrokerStage) -> pa.Table:
         "row": rows.astype(np.int64),
         "group": stage.group[rows].astype(np.int64),
         "movable": stage.movable[rows],
-        "size": stage.cluster.sizes[rows].astype(np.int64),
+        "size": stage.rank_sizes[rows].astype(np.int64),
         "hash": np.asarray(stage.row_hash, dtype=np.uint64)[rows].view(np.int64),
     }
     for j in range(stage.replicas.shape[1]):
@@ -171,7 +171,7 @@ def select_by_groups(stage: BrokerStage) -> Selection:
             stage.replicas[rows],
             group=stage.group[rows],
             movable=stage.movable[rows],
-            sizes=stage.cluster.sizes[rows],
+            sizes=stage.rank_sizes[rows],
             row_hash=stage.row_hash[rows],
             quotas=stage.quotas.of_group(g),
             ctx=stage.ctx,

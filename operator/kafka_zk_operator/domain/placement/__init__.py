@@ -53,6 +53,7 @@ from kafka_zk_operator.domain.placement.newparts import NewPartitions, NewPlacem
 from kafka_zk_operator.domain.placement.planner import (
     EXACT_LIMIT,
     BrokerStage,
+    DataMovement,
     Mode,
     Plan,
     PlanRequest,
@@ -68,6 +69,7 @@ __all__ = [
     "BrokerLine",
     "BrokerStage",
     "ClusterArrays",
+    "DataMovement",
     "Mode",
     "NewPartitions",
     "NewPlacement",

@@ -21,6 +21,7 @@ ALGORITHM
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,19 @@ class Mode(enum.StrEnum):
     REPLICATION_FACTOR = "replication-factor"
 
 
+class DataMovement(enum.StrEnum):
+    """Which replicas a plan prefers to move; the number of moves is the same either way.
+
+    ``minimal`` moves small partitions first: the least data copied, but brokers that receive
+    replicas (added ones above all) get small partitions, so their disks fill far less than their
+    replica counts suggest. ``proportional`` ignores sizes when choosing (followers first, then the
+    seeded hash): receivers get a sample of typical partitions, so data follows replica counts.
+    """
+
+    MINIMAL = "minimal"
+    PROPORTIONAL = "proportional"
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """Parameters of a plan.
@@ -75,6 +89,7 @@ class PlanRequest:
     :ivar n_groups: partition groups of the partition-level stage (default: from the size).
     :ivar exact_limit: movable partitions x eligible brokers up to which the exact min-cost flow
         runs when M_LB is missed (0 disables it).
+    :ivar data_movement: which replicas to prefer moving (:class:`DataMovement`).
     """
 
     mode: Mode
@@ -86,6 +101,7 @@ class PlanRequest:
     seed: int = 0
     n_groups: int | None = None
     exact_limit: int = EXACT_LIMIT
+    data_movement: DataMovement = DataMovement.MINIMAL
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,13 +182,20 @@ class BrokerStage:
     group: IntArray
     quotas: GroupQuotas
 
+    @functools.cached_property
+    def rank_sizes(self) -> IntArray:
+        """The partition sizes that rank movers (all equal for ``DataMovement.PROPORTIONAL``)."""
+        if self.request.data_movement == DataMovement.PROPORTIONAL:
+            return np.zeros_like(self.cluster.sizes)
+        return self.cluster.sizes
+
     def select(self) -> Selection:
         """Stage 2 for every group at once (what one process does)."""
         return select_moves(
             self.replicas,
             group=self.group,
             movable=self.movable,
-            sizes=self.cluster.sizes,
+            sizes=self.rank_sizes,
             row_hash=self.row_hash,
             quotas=self.quotas,
             ctx=self.ctx,
@@ -305,7 +328,7 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
         dst=left.dst,
         count=left.count,
         movable=movable,
-        sizes=cluster.sizes,
+        sizes=stage.rank_sizes,
         row_hash=stage.row_hash,
         ctx=ctx,
         target=t,
