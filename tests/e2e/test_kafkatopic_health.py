@@ -145,3 +145,6 @@ def test_events_are_posted_and_metrics_move(
     assert counter(after, "kzo_reconciliations_total") > counter(before, "kzo_reconciliations_total")
     assert counter(after, "kzo_zookeeper_writes_total") >= counter(before, "kzo_zookeeper_writes_total") + 2
     assert 'kzo_zookeeper_session_connected{cluster="local"} 1.0' in after
+    # Every reconciled KafkaTopic counts once, under its Ready condition.
+    assert counter(after, 'kzo_kafkatopics{cluster="local",ready="True",') >= 1
+    assert 'kzo_kafkatopics{cluster="local",ready="True",reason="Updated"}' in after

@@ -29,6 +29,7 @@ from kafka_zk_operator.domain.topic_status import (
     status_changes,
 )
 from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.condition_tally import ConditionTally, ready_labels
 from kafka_zk_operator.runtime.health import HandlerWrite
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import topics
@@ -77,6 +78,9 @@ def _post(body: kopf.Body, events: list[topics.Event]) -> None:
         metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
 
 
+#: The Ready state of every KafkaTopic, for the ``kzo_kafkatopics`` gauge.
+_tally = ConditionTally(metrics.TOPICS_BY_CONDITION)
+
 #: One reconcile at a time per resource: kopf runs the resync timer in parallel with the
 #: create/update/resume handlers, and two reconciles of one topic would race (both create, or both
 #: add the same partitions). A timer's body is kopf's live view, read after the wait.
@@ -117,6 +121,7 @@ def _reconcile_now(
             previous=status,
         )
         patch.status.update(new_status)
+        _tally.record(resource.ref, ready_labels(resource.cluster or "", new_status))
         _post(body, [topics.Event("Warning", error.reason.value, error.message)])
         metrics.RECONCILIATIONS.labels(KIND, error.reason.value).inc()
         if error.retryable:
@@ -147,6 +152,7 @@ def _reconcile_now(
         )
         if changes:  # an in-sync resync patches nothing
             patch.status.update(changes)
+        _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
         written.fields = {key: value for key, value in changes.items() if key in PARTITION_FIELDS}
         written.status = {key: result.status.get(key) for key in PARTITION_FIELDS}
         if health is not None:
@@ -230,6 +236,7 @@ def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: A
     with _locks.held(uid):
         _delete(body, patch, memo, kwargs["kafkatopic_owners"])
     _locks.forget(uid)  # done (a retry raises above and keeps it)
+    _tally.forget(parse_resource(body).ref)
 
 
 def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: kopf.Index[Any, Any]) -> None:
