@@ -19,7 +19,9 @@ A job that refuses its input writes ``{"format", "input_sha256", "error": "<mess
 (:func:`error_document`). Kafka's reassignment JSON is not stored: :meth:`Plan.reassignment` derives it from the restored
 plan. Nothing time-dependent is written, so equal plans give byte-equal documents.
 :func:`read_plan_document` validates structure, sizes, index ranges and the report's counts
-against the restored matrix; every problem is an :class:`~kafka_zk_operator.domain.errors.InvalidSpec`.
+(moves, duplicates, bytes per broker) against the restored matrix; every problem is an
+:class:`~kafka_zk_operator.domain.errors.InvalidSpec`. Documents written before the report had
+bytes per broker (no ``sizes_known``) are still read: those figures are recomputed from the cluster.
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.placement import ClusterArrays, Mode, Plan, PlanRequest
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, IntArray
 from kafka_zk_operator.domain.placement.racks import duplicates
-from kafka_zk_operator.domain.placement.report import BrokerLine, PlanReport, SkewedRack, count_moves
+from kafka_zk_operator.domain.placement.report import (
+    BrokerLine,
+    PlanReport,
+    SkewedRack,
+    broker_bytes,
+    count_moves,
+)
 from kafka_zk_operator.domain.placement.targets import RackSkew, Targets
 
 FORMAT = "kzo-plan-result/v1"
@@ -89,10 +97,15 @@ def report_to_dict(report: PlanReport) -> dict[str, Any]:
 
 
 def report_from_dict(data: Mapping[str, Any]) -> PlanReport:
+    """The report of :func:`report_to_dict`; byte fields missing from older documents read as 0."""
     fields = dict(data)
     fields["skewed_racks"] = tuple(SkewedRack(**s) for s in data["skewed_racks"])
-    fields["brokers"] = tuple(BrokerLine(**b) for b in data["brokers"])
+    fields["brokers"] = tuple(
+        BrokerLine(**{"bytes_before": 0, "bytes_after": 0, **b}) for b in data["brokers"]
+    )
     fields["notes"] = tuple(data["notes"])
+    fields["warnings"] = tuple(data.get("warnings", ()))
+    fields.setdefault("sizes_known", False)
     return PlanReport(**fields)
 
 
@@ -151,7 +164,7 @@ def read_plan_document(
         raise errors.InvalidSpec(f"the planning job refused the request: {document['error']}")
     try:
         return _restore(document, cluster)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise errors.InvalidSpec(f"damaged plan result: {type(exc).__name__}: {exc}") from None
 
 
@@ -177,6 +190,8 @@ def _restore(doc: Mapping[str, Any], cluster: ClusterArrays) -> Plan:
     after = np.ascontiguousarray(after[:, :width])
     after[rows] = changed
     report = report_from_dict(doc["report"])
+    if "sizes_known" not in doc["report"]:  # written before reports had bytes per broker
+        report = _with_bytes(report, cluster, after)
     _check_report(report, cluster, after, rows)
     t = doc["targets"]
     targets = Targets(
@@ -202,6 +217,33 @@ def _check_report(report: PlanReport, cluster: ClusterArrays, after: IntArray, r
         raise ValueError("the report's move count does not match the replicas")
     if report.duplicates_after != int(duplicates(after).sum()):
         raise ValueError("the report's duplicate count does not match the replicas")
+    n = cluster.n_brokers
+    if len(report.brokers) != n:
+        raise ValueError(f"the report has {len(report.brokers)} broker lines, the cluster {n} brokers")
+    held = np.array([(b.bytes_before, b.bytes_after) for b in report.brokers], dtype=np.int64).reshape(n, 2)
+    if not (
+        np.array_equal(held[:, 0], broker_bytes(cluster.replicas, cluster.sizes, n))
+        and np.array_equal(held[:, 1], broker_bytes(after, cluster.sizes, n))
+    ):
+        raise ValueError("the report's bytes per broker do not match the replicas and sizes")
+    if report.sizes_known != bool(cluster.sizes.any()):
+        raise ValueError("the report's sizes_known does not match the cluster's sizes")
+
+
+def _with_bytes(report: PlanReport, cluster: ClusterArrays, after: IntArray) -> PlanReport:
+    """``report`` with its bytes per broker and ``sizes_known`` computed from the cluster."""
+    n = cluster.n_brokers
+    if len(report.brokers) != n:
+        return report  # refused by _check_report
+    before_b, after_b = (
+        broker_bytes(cluster.replicas, cluster.sizes, n),
+        broker_bytes(after, cluster.sizes, n),
+    )
+    lines = tuple(
+        dataclasses.replace(b, bytes_before=int(before_b[i]), bytes_after=int(after_b[i]))
+        for i, b in enumerate(report.brokers)
+    )
+    return dataclasses.replace(report, brokers=lines, sizes_known=bool(cluster.sizes.any()))
 
 
 def _ints(values: object, size: int) -> IntArray:
