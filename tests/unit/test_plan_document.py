@@ -11,6 +11,7 @@ import pytest
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement import ClusterArrays, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 
 
@@ -96,6 +97,11 @@ DAMAGE = {
     "movable runs": ("movable", [[0, 10_000]], "out of range"),
     "targets size": ("targets.lo", [1, 2], "damaged plan result"),
     "missing field": ("report", {}, "damaged plan result"),
+    "report bytes after": ("report.brokers.0.bytes_after", 1, "bytes per broker"),
+    "report bytes before": ("report.brokers.3.bytes_before", 0, "bytes per broker"),
+    "report bytes too large": ("report.brokers.3.bytes_before", 2**70, "damaged plan result"),
+    "report sizes known": ("report.sizes_known", False, "sizes_known"),
+    "report broker lines": ("report.brokers", [], "broker lines"),
 }
 
 
@@ -148,3 +154,33 @@ def test_another_cluster_is_refused() -> None:
 def test_bad_requests_are_refused(data: dict[str, Any], message: str) -> None:
     with pytest.raises(errors.InvalidSpec, match=message):
         plan_document.request_from_dict(data)
+
+
+def test_bytes_per_broker_survive_the_round_trip() -> None:
+    cluster, result, doc = _document("add")
+    assert doc["report"]["sizes_known"] is True
+    held = [(b["bytes_before"], b["bytes_after"]) for b in doc["report"]["brokers"]]
+    assert held == [(b.bytes_before, b.bytes_after) for b in result.report.brokers]
+    assert sum(before for before, _ in held) > 0 and held[-1][0] == 0  # an added broker starts empty
+    assert plan_document.read_plan_document(doc, cluster).report == result.report
+
+
+def test_a_capacity_checked_report_round_trips() -> None:
+    _, result, _ = _document("remove")
+    top = max(b.bytes_after for b in result.report.brokers)
+    checked = check_capacity(result.report, BrokerCapacity(default=top - 1))
+    assert checked.warnings and checked.brokers[0].capacity == top - 1
+    data = json.loads(json.dumps(plan_document.report_to_dict(checked)))
+    assert plan_document.report_from_dict(data) == checked
+
+
+def test_a_document_from_before_bytes_per_broker_is_still_read() -> None:
+    cluster, result, doc = _document("rf-up")
+    old = copy.deepcopy(doc)
+    for key in ("sizes_known", "warnings"):
+        del old["report"][key]
+    for line in old["report"]["brokers"]:
+        for key in ("bytes_before", "bytes_after", "capacity"):
+            del line[key]
+    restored = plan_document.read_plan_document(old, cluster)
+    assert plan_document.plan_differences(result, restored) == []  # the figures are recomputed
