@@ -4,7 +4,12 @@ Registered by ``cli.main`` (``SUBCOMMAND_MODULES``). Reads a snapshot (``domain.
 the placement engine (``domain.placement``) and writes Kafka's reassignment JSON (only the
 partitions that change, broker lists leader first) for ``kafka-reassign-partitions --execute`` or
 ``/admin/reassign_partitions``; prints a summary table (moves vs M_LB, leader changes, per-broker
-counts before and after) and optionally a PNG.
+counts, and bytes when the snapshot has sizes, before and after) and optionally a PNG.
+
+``--broker-capacity 2TiB`` (every broker) or ``--broker-capacity 7=2TiB,8=1.5TiB`` (those brokers)
+checks the bytes each broker would hold after the plan against its disk (``placement.capacity``):
+one ``kzo plan: warning: ...`` line on stderr per broker above it, exit code still 0. It never
+changes the plan.
 
 New brokers for ``--mode add-brokers`` are either listed in the snapshot's ``brokers`` (with no
 replica) or given here as ``--brokers 7:rack-a,8:rack-b`` (id and rack; plain ids when the
@@ -26,8 +31,10 @@ from typing import Any
 from kafka_zk_operator.cli.main import CliError
 from kafka_zk_operator.cli.plan_render import ProgressBar, summary
 from kafka_zk_operator.cli.zk_reading import check_output, write_output
+from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanRequest, plan
+from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanReport, PlanRequest, plan
+from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 _MAX_ID = 2**31 - 1
@@ -91,6 +98,15 @@ def register(subparsers: Any) -> None:
         help="allowed deviation in replicas per broker",
     )
     parser.add_argument(
+        "--broker-capacity",
+        type=_broker_capacity,
+        metavar="SIZE|ID=SIZE,...",
+        help=(
+            "disk capacity to check the plan against (warnings only, the plan does not change): one for "
+            "every broker or per broker id; bytes or units KiB..PiB (1024^n), KB..PB (1000^n)"
+        ),
+    )
+    parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="reassignment JSON ('-' = stdout)"
     )
     parser.add_argument(
@@ -116,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"snapshot {args.snapshot} has no topics: there is nothing to plan")
         mode = Mode(args.mode)
         cluster, ids = _with_new_brokers(cluster, args.brokers, mode)
+        _check_capacity_brokers(args.broker_capacity, cluster)
         request = PlanRequest(
             mode=mode,
             brokers=ids,
@@ -129,19 +146,25 @@ def run(args: argparse.Namespace) -> int:
         result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
         elapsed = time.perf_counter() - started
         bar("write", 0.97)
+        report = result.report
+        if args.broker_capacity is not None:
+            report = check_capacity(report, args.broker_capacity)
         document = json.dumps(result.reassignment(), separators=(",", ":")) + "\n"
         if args.plot is not None:  # first: the one writer that can still refuse (matplotlib)
             from kafka_zk_operator.cli.plan_plot import write_plot
 
-            write_plot(result.report, args.plot)
+            write_plot(report, args.plot)
         if args.report is not None:
-            write_output(str(args.report), json.dumps(_report_dict(result.report), indent=1) + "\n")
+            write_output(str(args.report), json.dumps(_report_dict(report), indent=1) + "\n")
         write_output(args.output, document)
         bar("done", 1.0)
     finally:
         bar.close()
     out = sys.stderr if args.output == "-" else sys.stdout
-    out.write(summary(result.report, elapsed=elapsed))
+    out.write(summary(report, elapsed=elapsed))
+    out.flush()
+    for warning in report.warnings:
+        print(f"kzo plan: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -227,6 +250,22 @@ def parse_broker_list(text: str) -> list[Broker | int]:
     return out
 
 
+def _broker_capacity(text: str) -> BrokerCapacity:
+    try:
+        return parse_capacity(text)
+    except errors.InvalidSpec as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _check_capacity_brokers(capacity: BrokerCapacity | None, cluster: ClusterArrays) -> None:
+    """Before planning: every broker given a capacity is in the cluster (snapshot or ``--brokers``)."""
+    unknown = capacity.unknown(cluster.broker_ids.tolist()) if capacity is not None else ()
+    if unknown:
+        raise CliError(
+            f"--broker-capacity names broker(s) not in the snapshot or --brokers: {', '.join(map(str, unknown))}"
+        )
+
+
 def _non_negative(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) > _MAX_TOLERANCE:
         raise argparse.ArgumentTypeError(
@@ -269,7 +308,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         seen[resolved] = flag
 
 
-def _report_dict(report: Any) -> dict[str, Any]:
+def _report_dict(report: PlanReport) -> dict[str, Any]:
     from dataclasses import asdict
 
     data: dict[str, Any] = asdict(report)

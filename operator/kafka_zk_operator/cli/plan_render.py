@@ -1,29 +1,41 @@
 """Text output of ``kzo plan``: the summary table and the progress bar (stderr).
 
 Pure formatting of a :class:`~kafka_zk_operator.domain.placement.PlanReport`; the progress bar
-writes to the stream it is given and only when asked to (a TTY or ``--progress``).
+writes to the stream it is given and only when asked to (a TTY or ``--progress``). Byte figures
+(data to move, data per broker) are shown only when the snapshot had partition sizes, capacity
+columns only when a capacity was checked (``--broker-capacity``).
 """
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from kafka_zk_operator.domain.placement import PlanReport
+from kafka_zk_operator.domain.byte_sizes import format_percent, format_size
+from kafka_zk_operator.domain.placement import BrokerLine, PlanReport
+from kafka_zk_operator.domain.placement.capacity import over_capacity
 
-
-def _size(n_bytes: int) -> str:
-    value = float(n_bytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} PiB"  # pragma: no cover
+#: Columns left-aligned in the broker table (the others are right-aligned).
+_LEFT = 3
 
 
 def summary(report: PlanReport, *, elapsed: float | None = None) -> str:
     """The summary table: headline figures, then one line per broker, then notes."""
+    lines = [*_headline(report, elapsed), ""]
+    header, rows = _broker_table(report)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:{'<' if i < _LEFT else '>'}{w}}}" for i, w in enumerate(widths))
+    lines.append(fmt.format(*header).rstrip())
+    lines.extend(fmt.format(*r).rstrip() for r in rows)
+    if report.notes:
+        lines.append("")
+        lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(lines) + "\n"
+
+
+def _headline(report: PlanReport, elapsed: float | None) -> list[str]:
     ratio = f"{report.moves_over_bound:.3f}" if report.m_lb else "-"
     optimal = "yes" if report.optimal else "no"
+    moved = format_size(report.bytes_moved) if report.sizes_known else "unknown (the snapshot has no sizes)"
     lines = [
         f"mode: {report.mode}   partitions: {report.partitions} ({report.partitions_selected} selected, "
         f"{report.partitions_changed} changed)"
@@ -31,15 +43,27 @@ def summary(report: PlanReport, *, elapsed: float | None = None) -> str:
         f"replica moves:    {report.moves}   M_LB: {report.m_lb}   moves/M_LB: {ratio}   "
         f"provably optimal: {optimal} ({report.optimality})",
         f"leader changes:   {report.leader_changes}   lower bound: {report.leader_lb}",
-        f"data to move:     {_size(report.bytes_moved)}"
+        f"data to move:     {moved}"
         + (f"   replicas added: {report.replicas_added}" if report.replicas_added else "")
         + (f"   replicas removed: {report.replicas_removed}" if report.replicas_removed else ""),
         f"rack violations:  {report.rack_violations_after} after ({report.rack_violations_before} before)   "
         f"duplicate replicas: {report.duplicates_after}   balanced: {'yes' if report.balanced else 'NO'}   "
         f"leaders balanced: {'yes' if report.leaders_balanced else 'no'}",
-        "",
     ]
-    header = (
+    checked = [b for b in report.brokers if b.capacity is not None]
+    if checked:
+        after = sum(over_capacity(b) for b in checked)
+        before = sum(over_capacity(b, after=False) for b in checked)
+        lines.append(
+            f"disk capacity:    {after} of {len(checked)} broker(s) checked above capacity after the plan "
+            f"({before} before)"
+        )
+    return lines
+
+
+def _broker_table(report: PlanReport) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Header and rows: counts always; data before/after with sizes; capacity and use when checked."""
+    header: tuple[str, ...] = (
         "broker",
         "rack",
         "role",
@@ -52,30 +76,38 @@ def summary(report: PlanReport, *, elapsed: float | None = None) -> str:
         "after",
         "target",
     )
-    rows = [
-        (
-            str(b.broker_id),
-            b.rack or "-",
-            b.role,
-            "",
-            str(b.replicas_before),
-            str(b.replicas_after),
-            str(b.replica_target),
-            "",
-            str(b.leaders_before),
-            str(b.leaders_after),
-            str(b.leader_target),
-        )
-        for b in report.brokers
-    ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:{'<' if i < 3 else '>'}{w}}}" for i, w in enumerate(widths))
-    lines.append(fmt.format(*header).rstrip())
-    lines.extend(fmt.format(*r).rstrip() for r in rows)
-    if report.notes:
-        lines.append("")
-        lines.extend(f"note: {note}" for note in report.notes)
-    return "\n".join(lines) + "\n"
+    with_capacity = any(b.capacity is not None for b in report.brokers)
+    if report.sizes_known:
+        header += ("data", "before", "after")
+    if with_capacity:
+        header += ("capacity", "used")
+    rows = [_broker_row(b, report.sizes_known, with_capacity) for b in report.brokers]
+    return header, rows
+
+
+def _broker_row(b: BrokerLine, sizes: bool, with_capacity: bool) -> tuple[str, ...]:
+    row: tuple[str, ...] = (
+        str(b.broker_id),
+        b.rack or "-",
+        b.role,
+        "",
+        str(b.replicas_before),
+        str(b.replicas_after),
+        str(b.replica_target),
+        "",
+        str(b.leaders_before),
+        str(b.leaders_after),
+        str(b.leader_target),
+    )
+    if sizes:
+        row += ("", format_size(b.bytes_before), format_size(b.bytes_after))
+    if with_capacity:
+        if b.capacity is None:
+            row += ("-", "-")
+        else:
+            used = format_percent(b.bytes_after, b.capacity) + (" over" if over_capacity(b) else "")
+            row += (format_size(b.capacity), used)
+    return row
 
 
 class ProgressBar:
