@@ -125,7 +125,7 @@ def broker_bytes(replicas: IntArray, sizes: IntArray, n_brokers: int) -> IntArra
     """``(N,)`` bytes per broker: the sizes of the rows it holds a replica of, summed exactly.
 
     One ``np.add.at`` per replica slot: exact in int64 (float weights of ``bincount`` are not above
-    2**53), 3.3 ms for a 1M x 3 matrix on the benchmark machine.
+    2**53); 3.3-5.8 ms for a 1M x 3 matrix on the (shared) benchmark machine.
     :data:`EMPTY` (-1) and ``UNPLACED`` (``n_brokers``) both index the extra last bin, dropped.
     """
     total = np.zeros(n_brokers + 1, dtype=np.int64)
