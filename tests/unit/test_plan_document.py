@@ -10,7 +10,7 @@ import pytest
 
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Mode, Plan, PlanRequest, plan
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 
@@ -149,6 +149,7 @@ def test_another_cluster_is_refused() -> None:
         ({"mode": "remove-brokers", "brokers": ["1"]}, "integer"),
         ({"mode": "rebalance", "tolerance": True}, "integer"),
         ({"brokers": [1]}, "mode"),
+        ({"mode": "rebalance", "data_movement": "largest"}, "largest"),
     ],
 )
 def test_bad_requests_are_refused(data: dict[str, Any], message: str) -> None:
@@ -184,3 +185,12 @@ def test_a_document_from_before_bytes_per_broker_is_still_read() -> None:
             del line[key]
     restored = plan_document.read_plan_document(old, cluster)
     assert plan_document.plan_differences(result, restored) == []  # the figures are recomputed
+
+
+def test_the_data_movement_preference_survives_the_round_trip() -> None:
+    request = PlanRequest(Mode.REBALANCE, seed=3, data_movement=DataMovement.PROPORTIONAL)
+    data = json.loads(json.dumps(plan_document.request_to_dict(request)))
+    assert data["data_movement"] == "proportional"
+    back = plan_document.request_from_dict(data)
+    assert back == request and back.data_movement is DataMovement.PROPORTIONAL
+    assert plan_document.request_from_dict({"mode": "rebalance"}).data_movement is DataMovement.MINIMAL

@@ -33,7 +33,14 @@ from kafka_zk_operator.cli.plan_render import ProgressBar, summary
 from kafka_zk_operator.cli.zk_reading import check_output, write_output
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanReport, PlanRequest, plan
+from kafka_zk_operator.domain.placement import (
+    ClusterArrays,
+    DataMovement,
+    Mode,
+    PlanReport,
+    PlanRequest,
+    plan,
+)
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
@@ -98,6 +105,16 @@ def register(subparsers: Any) -> None:
         help="allowed deviation in replicas per broker",
     )
     parser.add_argument(
+        "--data-movement",
+        choices=[d.value for d in DataMovement],
+        default=DataMovement.MINIMAL.value,
+        help=(
+            "which replicas to prefer moving (same number of moves): minimal = small partitions "
+            "first, least data copied; proportional = size-blind, so receiving brokers (added ones) "
+            "get typical partitions and data follows replica counts"
+        ),
+    )
+    parser.add_argument(
         "--broker-capacity",
         type=_broker_capacity,
         metavar="SIZE|ID=SIZE,...",
@@ -141,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             replication_factor=args.replication_factor,
             tolerance=args.tolerance,
             seed=args.seed,
+            data_movement=DataMovement(args.data_movement),
         )
         started = time.perf_counter()
         result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))

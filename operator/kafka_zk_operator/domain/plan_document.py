@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, Plan, PlanRequest
+from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Mode, Plan, PlanRequest
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, IntArray
 from kafka_zk_operator.domain.placement.racks import duplicates
 from kafka_zk_operator.domain.placement.report import (
@@ -60,6 +60,7 @@ def request_to_dict(request: PlanRequest) -> dict[str, Any]:
     data = dataclasses.asdict(request)
     data["mode"] = str(request.mode)
     data["brokers"] = list(request.brokers)
+    data["data_movement"] = str(request.data_movement)
     return data
 
 
@@ -73,6 +74,8 @@ def request_from_dict(data: Mapping[str, Any]) -> PlanRequest:
         fields = dict(data)
         fields["mode"] = Mode(str(data["mode"]))
         fields["brokers"] = tuple(_int(b, "brokers") for b in data.get("brokers", ()))
+        if "data_movement" in fields:
+            fields["data_movement"] = DataMovement(str(fields["data_movement"]))
         for key in ("tolerance", "seed", "exact_limit"):
             if key in fields:
                 fields[key] = _int(fields[key], key)
