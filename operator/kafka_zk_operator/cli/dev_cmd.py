@@ -176,6 +176,7 @@ def _prepare(args: argparse.Namespace) -> int:
             print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
             print(f"helm: {tools.helm_binary()}")
             print(f"kubectl: {tools.kubectl_binary()}")
+            print(f"promtool: {artifacts.promtool_binary()}")
     except StackError as exc:
         raise CliError(str(exc)) from exc
     return 0

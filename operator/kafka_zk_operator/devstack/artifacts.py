@@ -1,5 +1,6 @@
 """Obtain the stack's binaries: Kafka jars from Maven Central, etcd and kube-apiserver built from
-Go modules. Each is fetched or built once into the cache folder and reused afterwards.
+Go modules, and Prometheus' promtool (which checks the chart's alerting rules) built from its Go
+module. Each is fetched or built once into the cache folder and reused afterwards.
 
 The recipes are the shell scripts in ``assets/`` (they only call ``mvn`` and ``go``); this module
 runs them, streams their progress to the user and turns failures into ``StackError``.
@@ -19,6 +20,8 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 DEFAULT_KAFKA_VERSION = "3.9.2"
 DEFAULT_K8S_VERSION = "1.33.13"
 DEFAULT_ETCD_VERSION = "3.5.21"
+#: The Go module version of github.com/prometheus/prometheus whose promtool checks the chart's rules.
+PROMTOOL_MODULE_VERSION = "v0.316.0"
 #: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
 #: write v1 topic znodes, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
 #: before 1.0 also with jaxb-api, lines before 0.10.2 as kafka_2.11 (see ``assets/fetch-kafka.sh``).
@@ -101,3 +104,47 @@ def k8s_bins(k8s_version: str = DEFAULT_K8S_VERSION, etcd_version: str = DEFAULT
     return _run_recipe(
         "build-k8s-bins.sh", [k8s_version, etcd_version], "kube-apiserver and etcd", "build-k8s-bins.log"
     )
+
+
+def promtool_binary(module_version: str = PROMTOOL_MODULE_VERSION) -> Path:
+    """Prometheus' ``promtool``, built with ``go install`` once (about 2 min on 2 cores).
+
+    Built with the ``remove_all_sd`` tag: rule checks need no service discovery, and one discovery
+    plugin's dependency (hashicorp/nomad/api) is not served by the Go module proxy.
+    """
+    folder = cache_dir() / "tools" / f"promtool-{module_version}"
+    binary = folder / "promtool"
+    if binary.exists():
+        return binary
+    _require_tool("go", "install Go >= 1.24 (the Go module proxy provides newer toolchains)")
+    log_path = cache_dir() / "logs" / "build-promtool.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    print(
+        f"kzo: building promtool {module_version} from Go modules (first run only, ~2 min)...",
+        file=sys.stderr,
+    )
+    staging = folder.with_name(folder.name + ".partial")
+    env = {**os.environ, "GOBIN": str(staging), "CGO_ENABLED": "0", "GOTOOLCHAIN": "auto"}
+    with log_path.open("w") as log:
+        proc = subprocess.run(
+            [
+                "go",
+                "install",
+                "-tags",
+                "remove_all_sd",
+                f"github.com/prometheus/prometheus/cmd/promtool@{module_version}",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if proc.returncode != 0 or not (staging / "promtool").exists():
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+        raise StackError(
+            f"could not build promtool {module_version} (exit code {proc.returncode}); the Go module "
+            f"proxy must be reachable. Last lines of {log_path}: " + " | ".join(tail)
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+    return binary
