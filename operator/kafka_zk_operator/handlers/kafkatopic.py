@@ -202,6 +202,18 @@ def _now() -> Any:
     return datetime.now(UTC)
 
 
+def _parse_time(value: object) -> Any:
+    """``status.deletionRequestedAt`` (``%Y-%m-%dT%H:%M:%SZ``) as an aware datetime, else None."""
+    from datetime import UTC, datetime
+
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 def kafkatopic_resume(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
@@ -257,9 +269,16 @@ def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: ko
         return  # never reconciled successfully: it neither created nor adopted the topic
     # Only a marker this resource is known to have written counts: a failed first attempt (say,
     # ZooKeeper unreachable) must not be mistaken for Kafka refusing the deletion.
-    marker_written_before = bool((body.get("status") or {}).get("deletionRequestedAt"))
+    requested = (body.get("status") or {}).get("deletionRequestedAt")
+    marker_written_before = bool(requested)
     try:
-        progress = topics.delete_topic(resource, runtime.store(), marker_written_before=marker_written_before)
+        progress = topics.delete_topic(
+            resource,
+            runtime.store(),
+            marker_written_before=marker_written_before,
+            requested_at=_parse_time(requested),
+            now=_now(),
+        )
     except errors.KzoError as error:
         raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
     if progress.marker_written:

@@ -127,6 +127,16 @@ class ZkStore:
             else znodes_cluster.ControllerZNode.decode(got[0], znodes_cluster.CONTROLLER_PATH)
         )
 
+    def controller_registration_version(self) -> int | None:
+        """The ``/brokers/ids`` JSON version of the active controller (None: no controller, or it
+        is not a registered broker, e.g. a KRaft controller during migration)."""
+        controller = self.controller()
+        if controller is None:
+            return None
+        path = znodes_brokers.BrokerIdZNode.path(controller.broker_id)
+        got = self._get(path)
+        return None if got is None else znodes_brokers.BrokerIdZNode.decode(got[0], path).version
+
     def cluster_id(self) -> str | None:
         got = self._get(znodes_cluster.CLUSTER_ID_PATH)
         return (
@@ -406,6 +416,22 @@ class ZkStore:
             try:
                 self.client.create(path, b"", acl=self._acl(path))
             except NodeExistsError:
+                return False
+        self._count_write()
+        return True
+
+    def withdraw_deletion_marker(self, topic: str) -> bool:
+        """Delete ``/admin/delete_topics/<t>`` (the version read just before), as Kafka's own
+        controllers do when deletion is disabled. False when it was already gone."""
+        self.ensure_writable()
+        path = znodes_admin.delete_topic_path(topic)
+        with zk_errors.mapped(path):
+            stat = self.client.exists(path)
+            if stat is None:
+                return False
+            try:
+                self.client.delete(path, version=stat.version)
+            except NoNodeError:
                 return False
         self._count_write()
         return True
