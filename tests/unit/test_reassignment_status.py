@@ -25,10 +25,10 @@ from kafka_zk_operator.domain.reassignment_status import (
     Why,
     estimated_completion,
     is_terminal,
-    parse_timestamp,
     timestamp,
     verdict_fields,
 )
+from kafka_zk_operator.domain.timestamps import parse_timestamp
 
 NOW = datetime(2025, 3, 1, 8, 30, tzinfo=UTC)
 CLUSTER = ClusterView(

@@ -21,10 +21,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from kafka_zk_operator.domain.reassignment_progress import Stuck
+from kafka_zk_operator.domain.timestamps import format_timestamp
 
 READY = "Ready"
 STUCK = "Stuck"
@@ -79,18 +80,7 @@ class Verdict:
 
 
 def timestamp(now: datetime) -> str:
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamp(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
+    return format_timestamp(now)
 
 
 def _clip(message: str) -> str:

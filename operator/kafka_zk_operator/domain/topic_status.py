@@ -19,11 +19,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment
+from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
 
 #: Per-partition entries kept in ``status.partitionStates`` (the CRD's maxItems).
 MAX_PARTITION_STATES = 1000
@@ -118,7 +119,7 @@ def build_topic_status(
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     previous = previous or {}
-    stamp = _timestamp(now)
+    stamp = format_timestamp(now)
     old_conditions = {c.get("type"): c for c in previous.get("conditions") or [] if isinstance(c, Mapping)}
     new_conditions = _own_conditions(topic_name, generation, mode, outcome, old_conditions, message, warnings)
     status: dict[str, Any] = {
@@ -261,10 +262,6 @@ def _partition_fields(observation: TopicObservation) -> dict[str, Any]:
     }
 
 
-def _timestamp(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def status_changes(
     previous: Mapping[str, Any], new: Mapping[str, Any], *, now: datetime, heartbeat_seconds: float
 ) -> dict[str, Any]:
@@ -284,17 +281,8 @@ def status_changes(
         if previous.get(key) != value:
             changes[key] = value
     if "lastSyncTime" in new:
-        last = _parse_timestamp(previous.get("lastSyncTime"))
+        last = parse_timestamp(previous.get("lastSyncTime"))
         stale = last is None or (now - last).total_seconds() >= heartbeat_seconds
         if changes or stale:
             changes["lastSyncTime"] = new["lastSyncTime"]
     return changes
-
-
-def _parse_timestamp(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None

@@ -21,6 +21,7 @@ from kafka_zk_operator.adapters.k8s import rf_reassignments
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
 from kafka_zk_operator.domain.topic_status import (
     PARTITION_FIELDS,
@@ -202,18 +203,6 @@ def _now() -> Any:
     return datetime.now(UTC)
 
 
-def _parse_time(value: object) -> Any:
-    """``status.deletionRequestedAt`` (``%Y-%m-%dT%H:%M:%SZ``) as an aware datetime, else None."""
-    from datetime import UTC, datetime
-
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-
-
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 def kafkatopic_resume(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
@@ -276,13 +265,13 @@ def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: ko
             resource,
             runtime.store(),
             marker_written_before=marker_written_before,
-            requested_at=_parse_time(requested),
+            requested_at=parse_timestamp(requested),
             now=_now(),
         )
     except errors.KzoError as error:
         raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
     if progress.marker_written:
-        patch.status["deletionRequestedAt"] = _now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        patch.status["deletionRequestedAt"] = format_timestamp(_now())
     if progress.event is not None:
         _post(body, [progress.event])
     if not progress.done:

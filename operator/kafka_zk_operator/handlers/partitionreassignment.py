@@ -33,8 +33,9 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
 )
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_status import is_terminal, parse_timestamp
+from kafka_zk_operator.domain.reassignment_status import is_terminal
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
+from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import reassignments

@@ -32,6 +32,7 @@ from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.timestamps import format_timestamp
 from kafka_zk_operator.domain.topic_status import partition_fields
 from kafka_zk_operator.service import topics
 
@@ -300,7 +301,7 @@ class HealthReporter:
                 if self._last_sent.get((topic, ref)) == fields:
                     continue
             body = dict(fields)
-            body["lastSyncTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            body["lastSyncTime"] = format_timestamp(datetime.now(UTC))
             self.patch_status(ref, body)
             with self._lock:
                 if ref in self._refs.get(topic, ()):  # not untracked meanwhile

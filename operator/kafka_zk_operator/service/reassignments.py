@@ -58,7 +58,6 @@ from kafka_zk_operator.domain.reassignment_status import (
     Verdict,
     Why,
     estimated_completion,
-    parse_timestamp,
     progress_text,
     timestamp,
     verdict_fields,
@@ -70,6 +69,7 @@ from kafka_zk_operator.domain.reassignment_throttles import (
     record_from_fields,
 )
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
+from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.service import reassignment_execution as execution
 from kafka_zk_operator.service import reassignment_offload as offload
 from kafka_zk_operator.service import reassignment_proposals as proposals
