@@ -567,3 +567,24 @@ def test_the_estimated_completion_follows_completed_batches_and_goes_when_done(
     zk.finish_reassignment()
     progress = poll(14)
     assert progress["completedAt"] == "2025-06-01T12:14:00Z" and "estimatedCompletionAt" not in progress
+
+
+def test_an_approval_of_an_earlier_proposal_does_not_start_a_new_one(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES, approval="Manual", batch={"maxPartitions": 2}), journal)
+    step(api, zk)
+    first = api.body["status"]["proposal"]["id"]
+    # The user approves while the spec changes (a new batch limit): the next pass plans anew.
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/approve": "true"}
+    api.body["metadata"]["generation"] = 2
+    api.body["spec"]["batch"] = {"maxPartitions": 1}
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["proposal"]["id"] != first
+    assert status["phase"] == "ProposalReady" and "waits for approval" in status["message"]
+    assert "kafka.zk-operator.io/approve" not in api.body["metadata"]["annotations"]
+    assert zk.writes == 0 and zk.reassign is None
+    assert "Started" not in [e.reason for e in result.events]
+    # Approving the new proposal starts it.
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/approve": status["proposal"]["id"]}
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Running" and zk.reassign is not None

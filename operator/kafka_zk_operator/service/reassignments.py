@@ -354,6 +354,10 @@ class _Run:
             annotations[APPROVE_ANNOTATION] = None  # a different plan needs a new approval
         if annotations:
             self.api.patch_annotations(self.resource.ref, annotations)
+            # The rest of this pass must see them gone too: a removed approval must not start the
+            # new proposal (all values here are removals).
+            kept = {k: v for k, v in self.resource.annotations.items() if k not in annotations}
+            self.resource = dataclasses.replace(self.resource, annotations=kept)
         if old_id != made.id:
             fields = made.fields
             self.event(
