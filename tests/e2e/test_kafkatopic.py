@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
@@ -82,13 +83,22 @@ def test_deleting_the_resource_deletes_the_topic_in_kafka(
 
 
 def test_retain_policy_keeps_the_topic_when_the_resource_is_deleted(
-    topics: Resources, namespace: str, kafka: KafkaView, unique_topic: str
+    topics: Resources, namespace: str, kafka: KafkaView, unique_topic: str, api_client: client.ApiClient
 ) -> None:
     topics.create(namespace, kafkatopic(unique_topic, partitions=1, rf=1, deletionPolicy="Retain"))
     topics.wait_ready(namespace, unique_topic)
     topics.delete(namespace, unique_topic)
     wait_gone(lambda: topics.get(namespace, unique_topic))
     assert unique_topic in kafka.topic_names()
+    retained = wait_for(
+        lambda: [
+            e.message
+            for e in client.CoreV1Api(api_client).list_namespaced_event(namespace).items
+            if e.involved_object.name == unique_topic and e.reason == "TopicRetained"
+        ],
+        what="the TopicRetained event",
+    )
+    assert retained == [f"Kafka topic '{unique_topic}' is kept"]
 
 
 def test_an_existing_topic_is_adopted_without_recreating_it(

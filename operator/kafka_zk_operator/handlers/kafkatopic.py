@@ -123,7 +123,12 @@ def _reconcile_now(
         )
         patch.status.update(new_status)
         _tally.record(resource.ref, ready_labels(resource.cluster or "", new_status))
-        _post(body, [topics.Event("Warning", error.reason.value, error.message)])
+        _post(
+            body,
+            topics.unreported(
+                [topics.Event("Warning", error.reason.value, error.message)], status, resource.generation
+            ),
+        )
         metrics.RECONCILIATIONS.labels(KIND, error.reason.value).inc()
         if error.retryable:
             raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
@@ -163,7 +168,7 @@ def _reconcile_now(
                 health.untrack(resource.topic_name, resource.ref)
             else:
                 health.track(resource.topic_name, resource.ref)
-    _post(body, result.events)
+    _post(body, topics.unreported(result.events, status, resource.generation))
     outcome = result.outcome
     label = (
         outcome.value
@@ -250,7 +255,8 @@ def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: ko
     if runtime.health is not None:
         runtime.health.untrack(resource.topic_name, resource.ref)
     if resource.mode is ReconcileMode.UNMANAGED or resource.deletion_policy == "Retain":
-        kopf.info(body, reason="TopicRetained", message=f"Kafka topic '{resource.topic_name}' is kept")
+        # kopf.info would be dropped: settings.posting.level is WARNING (main.py).
+        _post(body, [topics.Event("Normal", "TopicRetained", f"Kafka topic '{resource.topic_name}' is kept")])
         return
     if _conflict_with(kafkatopic_owners, memo, resource) is not None:
         return  # it never owned the topic

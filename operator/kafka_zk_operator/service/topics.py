@@ -29,6 +29,7 @@ from kafka_zk_operator.domain.topic_planning import (
     plan_topic,
 )
 from kafka_zk_operator.domain.topic_status import (
+    MAX_MESSAGE_LENGTH,
     ReconcileMode,
     TopicObservation,
     build_topic_status,
@@ -312,6 +313,41 @@ def _was_ready(status: Mapping[str, Any]) -> bool:
         if isinstance(condition, Mapping) and condition.get("type") == "Ready":
             return condition.get("status") == "True"
     return False
+
+
+def unreported(events: list[Event], previous: Mapping[str, Any], generation: int) -> list[Event]:
+    """``events`` without the Warnings the previous status already reports for this generation.
+
+    A resync of a resource in the same error (``InvalidSpec``, ``ClusterUnavailable``, ...) or
+    with the same drift would otherwise post the same Warning every minute: Kubernetes does not
+    merge Events created through the API. Normal events (something was done) always go out.
+    """
+    ready = next(
+        (c for c in previous.get("conditions") or [] if isinstance(c, Mapping) and c.get("type") == "Ready"),
+        None,
+    )
+    same_generation = previous.get("observedGeneration") == generation
+    drift = {str(line)[:1000] for line in previous.get("drift") or []}
+    kept = []
+    for event in events:
+        if event.type == "Warning" and same_generation:
+            if event.reason == "Drift" and event.message in drift:
+                continue
+            if (
+                ready is not None
+                and ready.get("status") == "False"
+                and ready.get("reason") == event.reason
+                and ready.get("message") == _condition_text(event.message)
+            ):
+                continue
+        kept.append(event)
+    return kept
+
+
+def _condition_text(message: str) -> str:
+    """A message as the Ready condition stores it (``topic_status`` shortens long ones)."""
+    limit = MAX_MESSAGE_LENGTH
+    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def _events_for(plan: TopicPlan, outcome: errors.Reason | errors.KzoError, recreated: bool) -> list[Event]:
