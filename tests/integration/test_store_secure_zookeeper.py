@@ -50,6 +50,7 @@ SASL_USER, SASL_PASSWORD = "kafka", "kafka-secret"
 SASL_CHROOT = "/kafka-sasl"
 TLS_CHROOT = "/kafka-tls"
 KAFKA_PARENTS = (
+    "/brokers/ids",
     "/brokers/topics",
     "/config/topics",
     "/config/brokers",
@@ -312,8 +313,14 @@ def test_a_session_whose_login_is_refused_on_reconnect_is_replaced(
     zk = SaslZooKeeper(
         server, _secret(tmp_path / "username", SASL_USER), _secret(tmp_path / "password", SASL_PASSWORD)
     )
-    entry = {**zk.entry(), "zookeeper": server.connect}  # no chroot: this server holds no Kafka
+    entry = {**zk.entry(), "zookeeper": server.connect}  # no chroot
     runtime = _cluster(tmp_path, entry)
+    raw = session.connect(runtime.settings.zookeeper)  # what a first broker would have created
+    try:
+        raw.ensure_path("/brokers/ids")
+    finally:
+        raw.stop()
+        raw.close()
     try:
         first = runtime.store()
         assert first.topic_names() == []

@@ -4,20 +4,28 @@ A lost connection is reported as ``ClusterUnavailable`` by the store; kazoo reco
 itself, except after the server refused its login on a reconnect (e.g. a SASL password changed
 on ZooKeeper before the operator's Secret): then the next ``store()`` starts a new session. The
 session state is exported as a metric.
+
+A connect string whose chroot holds no Kafka cluster (no ``/brokers/ids``: a wrong chroot, or no
+broker has started with it yet) is ``ClusterUnavailable`` saying so, until a broker creates it;
+without this check every topic would be refused as asking for more replicas than the 0 brokers.
 """
 
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.protocol.states import KeeperState
 
 from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.config import ClusterSettings, OperatorSettings
+from kafka_zk_operator.domain import errors
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
 
 #: States in which kazoo has stopped reconnecting for good (we never stop a client we keep).
@@ -33,6 +41,8 @@ class ClusterRuntime:
         self._client: KazooClient | None = None
         self._store: ZkStore | None = None
         self.health: HealthReporter | None = None
+        #: ``/brokers/ids`` was seen once: the chroot is a Kafka cluster's.
+        self._kafka_seen = False
 
     def store(self) -> ZkStore:
         """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""
@@ -40,7 +50,10 @@ class ClusterRuntime:
             if self._client is not None and self._client.client_state in _GIVEN_UP:
                 self._close()
             if self._store is None:
-                client = session.connect(self.settings.zookeeper)
+                with warnings.catch_warnings():
+                    # kazoo's "No chroot path exists" warning: _require_kafka says it properly.
+                    warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
+                    client = session.connect(self.settings.zookeeper)
                 client.add_listener(self._on_state)
                 metrics.ZK_CONNECTED.labels(self.name).set(1)
                 self._client = client
@@ -49,7 +62,21 @@ class ClusterRuntime:
                 if self._patcher is not None:
                     self.health = HealthReporter(self._store, self._patcher, self.name)
                     self.health.start()
+            if not self._kafka_seen:
+                self._require_kafka(self._store)
             return self._store
+
+    def _require_kafka(self, store: ZkStore) -> None:
+        """:raises ClusterUnavailable: no ``/brokers/ids`` under the chroot (checked until seen)."""
+        with zk_errors.mapped(BROKER_IDS_PATH):
+            registered = store.client.exists(BROKER_IDS_PATH) is not None
+        if not registered:
+            raise errors.ClusterUnavailable(
+                f"no Kafka cluster at ZooKeeper {self.settings.zookeeper.connect}: {BROKER_IDS_PATH} does "
+                "not exist under the chroot; check the chroot of the connect string (it must be the "
+                "brokers' zookeeper.connect), or wait for the first broker to start"
+            )
+        self._kafka_seen = True
 
     def _on_state(self, state: str) -> None:
         metrics.ZK_CONNECTED.labels(self.name).set(1 if state == KazooState.CONNECTED else 0)
