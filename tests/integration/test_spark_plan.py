@@ -12,7 +12,8 @@ the shuffle and the reassembly on the driver are really exercised.
   documents.
 * The command lines: ``python -m kafka_zk_operator.spark.job`` (its own JVM, as spark-submit runs
   it) and ``kzo plan --engine spark`` write what ``kzo plan`` writes; a missing PySpark or Java is
-  a one-line error with exit code 2.
+  a one-line error with exit code 2. A snapshot broker marked ``"live": false`` is refused by both
+  exactly as by ``--engine local`` (same line), and removing it plans the same.
 """
 
 from __future__ import annotations
@@ -259,6 +260,49 @@ def test_kzo_plan_engine_spark_matches_engine_local(
         assert "M_LB" in capsys.readouterr().out
     assert outputs["spark"] == outputs["local"]
     assert json.loads(outputs["spark"])["partitions"]
+
+
+def test_down_brokers_are_refused_by_engine_spark_as_by_engine_local(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kafka_zk_operator.spark import job
+
+    cluster, _ = CASES["rebalance"]
+    document = arrays_to_snapshot(cluster)
+    down = str(int(cluster.broker_ids[1]))
+    document["brokers"][down]["live"] = False  # type: ignore[index]
+    snapshot = tmp_path / "down.json"
+    snapshot.write_text(json.dumps(document))
+    errs = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code = cli_main.main(
+            ["plan", "--snapshot", str(snapshot), "--mode", "rebalance", "--engine", engine,
+             "--spark-master", "local[2]", "-o", str(out)]
+        )  # fmt: skip
+        errs[engine] = capsys.readouterr().err
+        assert code == 2 and not out.exists()
+    assert errs["spark"] == errs["local"]
+    assert (
+        errs["local"].startswith(f"kzo plan: error: broker {down} is down") and errs["local"].count("\n") == 1
+    )
+    code = job.main(
+        ["--snapshot", str(snapshot), "--mode", "rebalance", "--master", "local[2]",
+         "--output", str(tmp_path / "job.json")]
+    )  # fmt: skip
+    assert code == 2 and not (tmp_path / "job.json").exists()
+    assert capsys.readouterr().err == errs["local"].replace("kzo plan: error: ", "error: ")
+    outputs = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"remove-{engine}.json"
+        code = cli_main.main(
+            ["plan", "--snapshot", str(snapshot), "--mode", "remove-brokers", "--brokers", down,
+             "--engine", engine, "--spark-master", "local[2]", "-o", str(out)]
+        )  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        outputs[engine] = out.read_text()
+    assert outputs["spark"] == outputs["local"]
+    assert json.loads(outputs["local"])["partitions"]
 
 
 def _kzo_plan_subprocess(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

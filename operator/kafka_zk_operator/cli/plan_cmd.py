@@ -15,6 +15,12 @@ New brokers for ``--mode add-brokers`` are either listed in the snapshot's ``bro
 replica) or given here as ``--brokers 7:rack-a,8:rack-b`` (id and rack; plain ids when the
 cluster has no racks). Empty snapshot brokers that are *not* listed receive nothing in this mode.
 
+Brokers the snapshot marks ``"live": false`` (down) must not be named by any partition the plan
+changes (``placement.liveness``: Kafka would never complete those moves): such a plan is refused
+with one line naming the brokers and the way out (``--mode remove-brokers --brokers ID`` to move
+their replicas away, or a fresh snapshot once they are back); nothing is written. A plan that does
+not touch them (e.g. the one removing them) is written as usual.
+
 User errors (bad flags, unreadable or invalid snapshot, impossible parameters) are one line on
 stderr with exit code 2, via ``cli.main``.
 """
@@ -42,6 +48,7 @@ from kafka_zk_operator.domain.placement import (
     plan,
 )
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
+from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 _MAX_ID = 2**31 - 1
@@ -144,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr, enabled=args.progress or sys.stderr.isatty())
     try:
         bar("load", 0.0)
-        cluster = _load(args.snapshot, allow_mixed_rf=args.allow_mixed_rf)
+        cluster, down = _load(args.snapshot, allow_mixed_rf=args.allow_mixed_rf)
         if cluster.n_partitions == 0:
             raise CliError(f"snapshot {args.snapshot} has no topics: there is nothing to plan")
         mode = Mode(args.mode)
@@ -163,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
         elapsed = time.perf_counter() - started
+        check_down_brokers(result, down, request)  # before anything is written
         bar("write", 0.97)
         report = result.report
         if args.broker_capacity is not None:
@@ -205,12 +213,14 @@ def _spark_engine(master: str) -> Any:
     return engine
 
 
-def _load(path: Path, *, allow_mixed_rf: bool) -> ClusterArrays:
+def _load(path: Path, *, allow_mixed_rf: bool) -> tuple[ClusterArrays, frozenset[int]]:
+    """The snapshot's arrays and the ids of the brokers it marks down (``"live": false``)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise CliError(f"cannot read snapshot {path}: {exc.strerror or exc}") from None
-    return snapshot_to_arrays(parse_snapshot_json(data, allow_mixed_rf=allow_mixed_rf))
+    snapshot = parse_snapshot_json(data, allow_mixed_rf=allow_mixed_rf)
+    return snapshot_to_arrays(snapshot), snapshot.down
 
 
 def _with_new_brokers(

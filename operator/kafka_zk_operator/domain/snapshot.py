@@ -2,13 +2,16 @@
 
 A snapshot mirrors what ZooKeeper holds about placement::
 
-    {"brokers": {"<id>": {"rack": "<rack>" | null}, ...},
+    {"brokers": {"<id>": {"rack": "<rack>" | null, "live": false}, ...},  # "live" optional
      "topics":  {"<name>": {"partitions": {"<p>": [<broker id>, ...], ...},
                             "sizes": {"<p>": <bytes>, ...}}}}          # "sizes" optional
 
 Broker ids and partition ids are decimal strings (JSON object keys), replica lists are lists of
 broker ids (first = preferred leader). A broker with no replica (a new one) is simply listed under
-``brokers``. Unknown keys inside broker and topic objects are ignored (room for more facts).
+``brokers``. ``"live": false`` marks a broker that is down (``kzo snapshot`` writes it for a broker
+that holds replicas but is not registered in ``/brokers/ids``); it is kept in
+:attr:`ClusterSnapshot.down`, the arrays do not carry it. Unknown keys inside broker and topic
+objects are ignored (room for more facts).
 
 Every problem is an :class:`~kafka_zk_operator.domain.errors.InvalidSpec` whose message is one
 line naming the place in the document (``topics["t"].partitions["3"]``). Pure: callers read the
@@ -50,10 +53,14 @@ class TopicSnapshot:
 
 @dataclass(frozen=True)
 class ClusterSnapshot:
-    """Brokers (sorted by id) and topics (sorted by name) of a cluster."""
+    """Brokers (sorted by id) and topics (sorted by name) of a cluster.
+
+    :ivar down: ids of the brokers the snapshot marks ``"live": false`` (down: not registered).
+    """
 
     brokers: tuple[Broker, ...]
     topics: Mapping[TopicName, TopicSnapshot]
+    down: frozenset[BrokerId] = frozenset()
 
 
 def parse_snapshot_json(text: str | bytes, *, allow_mixed_rf: bool = False) -> ClusterSnapshot:
@@ -92,7 +99,7 @@ def parse_snapshot(data: object, *, allow_mixed_rf: bool = False) -> ClusterSnap
             raise errors.InvalidSpec(f"snapshot has no {key!r} object")
         if not isinstance(data[key], dict):
             raise errors.InvalidSpec(f"snapshot {key!r} must be an object, not {_kind(data[key])}")
-    brokers = _brokers(data["brokers"])
+    brokers, down = _brokers(data["brokers"])
     known = {b.id for b in brokers}
     topics: dict[TopicName, TopicSnapshot] = {}
     for name in sorted(data["topics"]):
@@ -100,11 +107,13 @@ def parse_snapshot(data: object, *, allow_mixed_rf: bool = False) -> ClusterSnap
     total = sum(sum(t.sizes.values()) for t in topics.values())
     if total > _MAX_TOTAL_SIZE:
         raise errors.InvalidSpec(f"snapshot sizes add up to {total} bytes, more than any real cluster holds")
-    return ClusterSnapshot(tuple(brokers), MappingProxyType(topics))
+    return ClusterSnapshot(tuple(brokers), MappingProxyType(topics), frozenset(down))
 
 
-def _brokers(raw: dict[str, object]) -> list[Broker]:
+def _brokers(raw: dict[str, object]) -> tuple[list[Broker], list[BrokerId]]:
+    """The brokers (sorted by id) and the ids of those marked ``"live": false``."""
     brokers: list[Broker] = []
+    down: list[BrokerId] = []
     for key, value in raw.items():
         broker_id = _id(key, f"brokers[{key!r}]", "broker id")
         if value is None:
@@ -122,6 +131,11 @@ def _brokers(raw: dict[str, object]) -> list[Broker]:
             raise errors.InvalidSpec(
                 f"brokers[{key!r}].rack must be printable text (no control characters or lone surrogates): {rack!r}"
             )
+        live = value.get("live", True)
+        if not isinstance(live, bool):
+            raise errors.InvalidSpec(f"brokers[{key!r}].live must be true or false, not {live!r}")
+        if not live:
+            down.append(broker_id)
         brokers.append(Broker(broker_id, rack))
     if not brokers:
         raise errors.InvalidSpec("snapshot lists no brokers")
@@ -134,7 +148,7 @@ def _brokers(raw: dict[str, object]) -> list[Broker]:
         raise errors.InvalidSpec(
             f"only some brokers have a rack (without: {rackless}); give every broker a rack or none"
         )
-    return sorted(brokers)
+    return sorted(brokers), sorted(down)
 
 
 def _topic(name: str, raw: object, known: set[int], allow_mixed_rf: bool) -> TopicSnapshot:

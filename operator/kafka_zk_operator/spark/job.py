@@ -13,7 +13,8 @@ Command line (also what ``spark-submit`` runs; the master then comes from spark-
 
 ``--output`` is Kafka's reassignment JSON (changed partitions only), ``--report`` the plan
 report, ``--result`` the plan result document the operator collects (``domain.plan_document``).
-Errors in the input are one line on stderr with exit code 2.
+Errors in the input are one line on stderr with exit code 2; so is a plan that would place or keep
+replicas on brokers the snapshot marks ``"live": false`` (``placement.liveness``, as ``kzo plan``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from kafka_zk_operator.domain.placement import (
     broker_stage,
     finish_plan,
 )
+from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.spark.session import SparkUnavailable, local_session
 from kafka_zk_operator.spark.stage2 import run_stage2
@@ -175,10 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             data = args.snapshot.read_bytes()
         except OSError as exc:
             raise errors.InvalidSpec(f"cannot read snapshot {args.snapshot}: {exc.strerror or exc}") from None
-        cluster = load_snapshot(data, allow_mixed_rf=args.allow_mixed_rf)
+        snapshot = parse_snapshot_json(data, allow_mixed_rf=args.allow_mixed_rf)
         started = time.perf_counter()
-        plan = run_plan(lambda: session_for(args.master), cluster, request)
+        plan = run_plan(lambda: session_for(args.master), snapshot_to_arrays(snapshot), request)
         seconds = time.perf_counter() - started
+        check_down_brokers(plan, snapshot.down, request)
         write_outputs(args, plan, request, plan_document.digest(data))
     except errors.KzoError as exc:
         print(f"error: {exc}", file=sys.stderr)
