@@ -16,7 +16,8 @@ def register(subparsers: Any) -> None:
         "operator",
         help="run the operator (reads KZO_* environment variables)",
         description="Run the kafka-zk-operator controller. Settings come from KZO_* environment "
-        "variables (KZO_ZOOKEEPER or KZO_CLUSTERS_FILE, KZO_NAMESPACES, ...); see docs/configuration.md.",
+        "variables (KZO_ZOOKEEPER or KZO_CLUSTERS_FILE, KZO_NAMESPACES, KZO_RESYNC_SECONDS, ...); see "
+        "'Configuration' in README.md, and docs/install.md for the Helm values that set them.",
     )
     parser.add_argument(
         "--log-format",
