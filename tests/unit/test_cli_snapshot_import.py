@@ -104,7 +104,7 @@ def test_valid_connect_strings(connect: str) -> None:
         (["--namespace", "Kafka_Topics"], "invalid namespace"),
         (["--deletion-policy", "Orphan"], "invalid choice: 'Orphan'"),
         (["-o", "a.yaml", "--output-dir", "out"], "not allowed with argument"),
-        (["--connect-timeout", "0"], "expected a number of seconds"),
+        (["--connect-timeout", "0"], "expected a number of seconds greater than 0 and at most 3600"),
     ],
 )
 def test_import_flag_errors(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
@@ -125,6 +125,26 @@ def test_snapshot_flag_errors(capsys: pytest.CaptureFixture[str], args: list[str
     code, _, err = run(capsys, "snapshot", "--zookeeper", "zk:2181", *args)
     assert code == 2
     assert message in one_error_line(err, "snapshot")
+
+
+@pytest.mark.parametrize("command", ["snapshot", "import"])
+@pytest.mark.parametrize("value", ["0", "-1", "0.0", "3600.5", "abc", "nan", "inf"])
+def test_connect_timeout_refusals_say_what_is_accepted(
+    capsys: pytest.CaptureFixture[str], command: str, value: str
+) -> None:
+    code, _, err = run(capsys, command, "--zookeeper", "zk:2181", "--connect-timeout", value)
+    assert code == 2
+    assert one_error_line(err, command) == (
+        f"kzo {command}: error: argument --connect-timeout: expected a number of seconds greater than 0 "
+        f"and at most 3600, got {value!r} (see 'kzo {command} --help')"
+    )
+
+
+@pytest.mark.parametrize("value", ["0.001", "1", "3600"])
+def test_connect_timeout_accepts_what_its_message_says(value: str) -> None:
+    for command in ("snapshot", "import"):
+        args = cli_main.build_parser().parse_args([command, "--connect-timeout", value])
+        assert args.connect_timeout == float(value)
 
 
 # --- runtime errors -------------------------------------------------------------------------------

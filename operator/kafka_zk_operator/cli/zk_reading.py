@@ -60,13 +60,20 @@ def connect_string(text: str) -> str:
     return value
 
 
+#: Longest ``--connect-timeout`` accepted, in seconds.
+MAX_CONNECT_TIMEOUT_S = 3600
+
+
 def _positive_seconds(text: str) -> float:
+    """Seconds ``0 < s <= 3600`` (the message says exactly that: 0 itself is refused)."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds between 0 and 3600, got {text!r}")
+    if not 0 < value <= MAX_CONNECT_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds greater than 0 and at most {MAX_CONNECT_TIMEOUT_S}, got {text!r}"
+        )
     return value
 
 
