@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +78,34 @@ def test_the_operator_logs_json_in_a_pod_and_plain_text_elsewhere() -> None:
     assert default_log_format({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}) == "json"
     assert default_log_format({}) == "plain"
     assert default_log_format({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KZO_LOG_FORMAT": "plain"}) == "plain"
+
+
+def _stack_with_a_log(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "zookeeper.log"
+    log.write_text("".join(f"line {i}\n" for i in range(1, 6)))
+    state = {"spec": {}, "zk_port": 2181, "chroot": "", "brokers": [], "logs": {"zookeeper": str(log)}}
+    (tmp_path / "stack.json").write_text(json.dumps(state))
+    return tmp_path, log
+
+
+@pytest.mark.parametrize(("lines", "shown"), [("0", ""), ("2", "line 4\nline 5\n"), ("9", None)])
+def test_dev_logs_prints_the_last_n_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: str, shown: str | None
+) -> None:
+    state_dir, log = _stack_with_a_log(tmp_path)
+    assert cli.main(["dev", "logs", "--state-dir", str(state_dir), "zookeeper", "-n", lines]) == 0
+    assert capsys.readouterr().out == (log.read_text() if shown is None else shown)
+
+
+@pytest.mark.parametrize("lines", ["-1", "x", "1.5"])
+def test_dev_logs_refuses_a_line_count_that_is_not_a_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: str
+) -> None:
+    state_dir, _ = _stack_with_a_log(tmp_path)
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["dev", "logs", "--state-dir", str(state_dir), "zookeeper", "-n", lines])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err == (
+        f"kzo dev logs: error: argument -n/--lines: expected a non-negative number of lines, got {lines!r} "
+        "(see 'kzo dev logs --help')\n"
+    )

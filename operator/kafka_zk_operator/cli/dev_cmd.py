@@ -103,8 +103,21 @@ def register(subparsers: Any) -> None:
     logs = sub.add_parser("logs", help="print log file paths, or the tail of one component's log")
     _add_state_dir(logs)
     logs.add_argument("component", nargs="?", help="e.g. kafka-1, zookeeper, kube-apiserver")
-    logs.add_argument("-n", "--lines", type=int, default=40)
+    logs.add_argument(
+        "-n",
+        "--lines",
+        type=_line_count,
+        default=40,
+        metavar="N",
+        help="last N lines of the log (default 40)",
+    )
     logs.set_defaults(func=_logs)
+
+
+def _line_count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of lines, got {text!r}")
+    return int(text)
 
 
 def _add_state_dir(parser: argparse.ArgumentParser) -> None:
@@ -313,6 +326,7 @@ def _logs(args: argparse.Namespace) -> int:
     path = state.logs.get(args.component)
     if path is None:
         raise CliError(f"unknown component {args.component!r}; one of: {', '.join(state.logs)}")
-    lines = Path(path).read_text(errors="replace").splitlines()[-args.lines :]
-    print("\n".join(lines))
+    lines = Path(path).read_text(errors="replace").splitlines()
+    if args.lines:  # lines[-0:] would be every line
+        print("\n".join(lines[-args.lines :]))
     return 0
