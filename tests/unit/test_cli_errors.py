@@ -35,6 +35,75 @@ def test_an_unknown_flag_is_one_line_and_exit_code_2(
     assert "Traceback" not in err
 
 
+#: What each subcommand needs besides the unknown flag, so that only the unknown flag is wrong.
+REQUIRED = {
+    "kzo assign": ["--brokers", "0", "--partitions", "1", "--replication-factor", "1"],
+    "kzo plan": ["--snapshot", "cluster.json", "--mode", "rebalance", "-o", "-"],
+}
+
+
+def _every_subcommand() -> list[tuple[str, list[str]]]:
+    """``(prog, argv)`` for every subcommand at every depth (``kzo dev`` and ``kzo dev up`` too),
+    argv with an unknown flag in the subcommand's own arguments."""
+    found: list[tuple[str, list[str]]] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+                    if nested:  # the flag goes before the action: it is this parser's argument
+                        found.append(
+                            (sub.prog, [*path, name, "--no-such-flag", next(iter(nested[0].choices))])
+                        )
+                    else:
+                        found.append((sub.prog, [*path, name, *REQUIRED.get(sub.prog, []), "--no-such-flag"]))
+                    walk(sub, [*path, name])
+
+    walk(cli.build_parser(), [])
+    return found
+
+
+@pytest.mark.parametrize(("prog", "argv"), _every_subcommand(), ids=[prog for prog, _ in _every_subcommand()])
+def test_an_unknown_flag_is_reported_by_its_subcommand(
+    prog: str, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(argv)
+    assert raised.value.code == 2
+    assert capsys.readouterr().err == (
+        f"{prog}: error: unrecognized arguments: --no-such-flag (see '{prog} --help')\n"
+    )
+
+
+def test_subcommands_at_every_depth_are_covered() -> None:
+    progs = {prog for prog, _ in _every_subcommand()}
+    assert {"kzo snapshot", "kzo plan", "kzo import", "kzo assign", "kzo operator", "kzo dev"} <= progs
+    assert {"kzo dev up", "kzo dev logs", "kzo dev kubectl"} <= progs
+
+
+def test_an_unknown_flag_before_the_subcommand_is_the_top_level_parsers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["--no-such-flag", "snapshot"])
+    assert raised.value.code == 2
+    assert (
+        capsys.readouterr().err == "kzo: error: unrecognized arguments: --no-such-flag (see 'kzo --help')\n"
+    )
+
+
+def test_a_stray_positional_argument_is_reported_by_its_subcommand(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["snapshot", "--zookeeper", "zk:2181", "extra"])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err == (
+        "kzo snapshot: error: unrecognized arguments: extra (see 'kzo snapshot --help')\n"
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
     [

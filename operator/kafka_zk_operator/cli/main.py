@@ -3,7 +3,8 @@
 Every subcommand module exposes ``register(subparsers)`` which adds its parser and sets
 ``func=<callable(args) -> int>`` as a default. Errors the user can fix (bad flags, bad input
 files, impossible parameters) are printed as one line ``kzo <cmd>: error: ...`` and exit with
-code 2; no traceback ever reaches the user for those.
+code 2; no traceback ever reaches the user for those. Arguments a subcommand does not know are
+reported by that subcommand (:class:`SubcommandParser`), in the same format.
 """
 
 from __future__ import annotations
@@ -39,12 +40,27 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+class SubcommandParser(OneLineArgumentParser):
+    """The parser of a subcommand (``kzo snapshot``, ``kzo dev up``): arguments it does not know are
+    its own one-line error, ``kzo snapshot: error: unrecognized arguments: --bogus (see 'kzo
+    snapshot --help')``. (argparse hands them back to the top-level parser, which would report them
+    as ``kzo: error: ...``.)"""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineArgumentParser(
         prog="kzo",
         description="kafka-zk-operator: manage ZooKeeper-mode Kafka topics and reassignments.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
     sub.required = True
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(sub)
