@@ -327,6 +327,22 @@ def test_invalid_input_is_refused_with_a_clear_condition_and_writes_nothing(
     assert probe.operator_throttles([1, 2, 3], [target_topic]) == {}
 
 
+def test_a_refresh_annotation_replans_a_reassignment_that_failed_before_it_started(
+    kprs: Resources, namespace: str, probe: ZkProbe, kafka: KafkaView, unique_topic: str
+) -> None:
+    # The topic does not exist yet: refused. Annotations under the operator's prefix never reach
+    # kopf's update handler; the poll timer has to notice the refresh.
+    kprs.create(namespace, explicit_moves("later", unique_topic, {0: [3, 1]}))
+    failed = wait_phase(kprs, namespace, "later", "Failed", timeout=30)
+    assert "does not exist" in failed["status"]["message"]
+    create_topic(kafka, unique_topic, {0: [1, 2]})
+    kprs.patch(namespace, "later", {"metadata": {"annotations": {"kafka.zk-operator.io/refresh": "true"}}})
+    wait_phase(kprs, namespace, "later", "Completed", timeout=120)
+    assert probe.assignment(unique_topic) == {0: [3, 1]}
+    annotations = (kprs.get(namespace, "later") or {})["metadata"].get("annotations") or {}
+    assert "kafka.zk-operator.io/refresh" not in annotations
+
+
 # ------------------------------------------------------------------ explicit, throttled
 def test_explicit_mode_moves_exactly_what_was_asked_throttled_while_it_runs(
     kprs: Resources,

@@ -588,3 +588,18 @@ def test_an_approval_of_an_earlier_proposal_does_not_start_a_new_one(zk: FakeZk,
     api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/approve": status["proposal"]["id"]}
     step(api, zk)
     assert api.body["status"]["phase"] == "Running" and zk.reassign is not None
+
+
+def test_a_refresh_of_a_failed_reassignment_is_answered_and_consumed(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=[{"topic": "t", "partition": 0, "replicas": [1, 9]}]), journal)
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Failed"
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/refresh": "true"}
+    step(api, zk)  # broker 9 still does not exist: refused again
+    assert api.body["status"]["phase"] == "Failed" and zk.writes == 0
+    assert "kafka.zk-operator.io/refresh" not in api.body["metadata"]["annotations"], "answered, so removed"
+    # Once broker 9 is there, a refresh plans again and the reassignment runs.
+    zk.brokers[9] = "c"
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/refresh": "true"}
+    step(api, zk)
+    assert api.body["status"]["phase"] == "Running" and zk.reassign is not None

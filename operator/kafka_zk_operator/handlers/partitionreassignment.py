@@ -27,7 +27,9 @@ import kopf
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.k8s.partitionreassignment import (
     PLURAL,
+    REFRESH_ANNOTATION,
     KubernetesReassignments,
+    is_started,
     parse_resource,
     queue_rank,
 )
@@ -126,13 +128,22 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
 
 
-def _active(status: kopf.Status, **_: Any) -> bool:
-    """Poll while something may still happen: not finished, or throttles still to remove.
+def _active(status: kopf.Status, annotations: Mapping[str, str], **_: Any) -> bool:
+    """Poll while something may still happen: not finished, throttles still to remove, or a
+    ``refresh`` annotation on a reassignment that failed before it started (it is planned again).
 
     A throttle record counts whether or not its application completed (``applied: false`` is
-    also a write-ahead record whose ZooKeeper changes may be in place).
+    also a write-ahead record whose ZooKeeper changes may be in place). Annotations under the
+    operator's prefix never trigger kopf's update handler (kopf leaves its own prefix out of the
+    diff), so the timer is what notices them.
     """
-    return not is_terminal(status.get("phase")) or record_from_fields(status.get("throttle")) is not None
+    if not is_terminal(status.get("phase")) or record_from_fields(status.get("throttle")) is not None:
+        return True
+    return (
+        status.get("phase") == "Failed"
+        and not is_started(status)
+        and annotations.get(REFRESH_ANNOTATION) is not None
+    )
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL)

@@ -226,6 +226,10 @@ class _Run:
     # ------------------------------------------------------------------ before the start
     def refuse(self, error: errors.KzoError) -> None:
         previous = self.status.get("message")
+        if refresh_requested(self.resource):  # answered: planned again, and refused again
+            self.api.patch_annotations(self.resource.ref, {REFRESH_ANNOTATION: None})
+            kept = {k: v for k, v in self.resource.annotations.items() if k != REFRESH_ANNOTATION}
+            self.resource = dataclasses.replace(self.resource, annotations=kept)
         self.decide(Phase.FAILED, error.reason.value, error.message)
         if previous != error.message or self.status.get("observedGeneration") != self.resource.generation:
             self.event("Warning", "Refused", error.message)
