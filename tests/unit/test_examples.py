@@ -8,12 +8,14 @@ planning the operator runs before creating a topic.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from kafka_zk_operator.adapters.k8s.rf_reassignments import reassignment_name
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.topic_planning import DesiredTopic, PlanKind, plan_topic
 
@@ -84,3 +86,38 @@ def test_add_brokers_example_waits_for_approval_and_is_throttled() -> None:
     assert spec["approval"] == "Manual"
     assert spec["throttle"] > 0
     assert spec["brokers"]
+
+
+def comment_of(path: Path, key: str) -> str:
+    """The end-of-line comment of the first ``key:`` line of ``path`` ('' without one)."""
+    for line in path.read_text().splitlines():
+        if re.match(rf"\s*{re.escape(key)}:", line) and "#" in line:
+            return " ".join(line.split("#", 1)[1].split())
+    return ""
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in EXAMPLES if load(p)["kind"] == "KafkaTopic"], ids=lambda p: p.name
+)
+def test_replication_factor_comments_name_the_owned_reassignment(path: Path) -> None:
+    """A KafkaTopic's replicationFactor is changed in the KafkaTopic: the operator creates the owned
+    PartitionReassignment ``<name>-rf<N>`` itself (docs/kafkatopic.md)."""
+    comment = comment_of(path, "replicationFactor")
+    if comment:
+        name = load(path)["metadata"]["name"]
+        assert reassignment_name(name, 99).replace("rf99", "rf<N>") in comment, comment
+        assert "not here" not in comment
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in EXAMPLES if load(p)["kind"] == "PartitionReassignment"], ids=lambda p: p.name
+)
+def test_rack_policy_comments_say_what_the_crd_says(path: Path) -> None:
+    comment = comment_of(path, "rackPolicy")
+    if comment:
+        value = load(path)["spec"]["rackPolicy"]
+        rack_policy = schema_for("PartitionReassignment")["properties"]["spec"]["properties"]["rackPolicy"]
+        description = " ".join(rack_policy["description"].split())
+        said = re.search(rf"{value}: ([^.]*)\.", description)
+        assert said is not None
+        assert comment.lower() == said.group(1).lower(), (comment, said.group(1))
