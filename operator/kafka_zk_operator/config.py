@@ -70,6 +70,18 @@ from kafka_zk_operator.domain import errors
 GROUP = "kafka.zk-operator.io"
 VERSION = "v1alpha1"
 FINALIZER = f"{GROUP}/finalizer"
+#: Prefix of kopf's own annotations (its diff base). Not GROUP itself: kopf leaves every annotation
+#: under the prefix of its storage out of its change detection, which hid the operator's own
+#: annotations (paused, managed, approve, stop, refresh) from the update handlers.
+KOPF_PREFIX = f"kopf.{GROUP}"
+#: kopf's annotations as earlier versions stored them (under GROUP); removed on the next reconcile,
+#: since their ``kopf-managed`` marker alone makes kopf ignore the whole GROUP prefix.
+LEGACY_KOPF_ANNOTATIONS = (f"{GROUP}/last-handled-configuration", f"{GROUP}/kopf-managed")
+
+
+def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:
+    """The legacy kopf annotations present in ``annotations`` (to be removed)."""
+    return [key for key in LEGACY_KOPF_ANNOTATIONS if key in (annotations or {})]
 
 
 @dataclass(frozen=True)

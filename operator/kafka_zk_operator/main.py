@@ -29,7 +29,7 @@ def configure(
     settings.persistence.finalizer = config.FINALIZER
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=config.GROUP, key="last-handled-configuration"
+        prefix=config.KOPF_PREFIX, key="last-handled-configuration"
     )
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
     settings.execution.max_workers = 16

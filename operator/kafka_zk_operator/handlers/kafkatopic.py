@@ -16,7 +16,7 @@ from typing import Any
 import kopf
 from kubernetes.client.exceptions import ApiException
 
-from kafka_zk_operator import metrics
+from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
 from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.config import GROUP, VERSION, OperatorSettings
@@ -95,6 +95,8 @@ def _reconcile(
     index: kopf.Index[Any, Any],
     status: Mapping[str, Any],
 ) -> None:
+    for key in config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")):
+        patch.metadata.annotations[key] = None
     with _locks.held(str(body.get("metadata", {}).get("uid", ""))):
         _reconcile_now(body, patch, memo, index, status)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import kopf
 
-from kafka_zk_operator import metrics
+from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s.partitionreassignment import (
     PLURAL,
     REFRESH_ANNOTATION,
@@ -82,6 +82,11 @@ def _post(body: kopf.Body, events: list[Event]) -> None:
     for event in events:
         kopf.event(body, type=event.type, reason=event.reason, message=event.message)
         metrics.EVENTS_POSTED.labels(KIND, event.type, event.reason).inc()
+
+
+def _drop_legacy_annotations(body: kopf.Body, patch: kopf.Patch) -> None:
+    for key in config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")):
+        patch.metadata.annotations[key] = None
 
 
 def _settings() -> reassignments.Settings:
@@ -147,17 +152,20 @@ def _active(status: kopf.Status, annotations: Mapping[str, str], **_: Any) -> bo
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL)
-def partitionreassignment_resume(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_resume(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+    _drop_legacy_annotations(body, patch)
     _reconcile(body, memo, kwargs["partitionreassignment_queue"])
 
 
 @kopf.on.create(GROUP, VERSION, PLURAL)
-def partitionreassignment_create(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_create(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+    _drop_legacy_annotations(body, patch)
     _reconcile(body, memo, kwargs["partitionreassignment_queue"])
 
 
 @kopf.on.update(GROUP, VERSION, PLURAL)
-def partitionreassignment_update(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_update(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+    _drop_legacy_annotations(body, patch)
     _reconcile(body, memo, kwargs["partitionreassignment_queue"])
 
 
