@@ -150,3 +150,18 @@ def test_estimated_completion_extrapolates_the_pace_so_far() -> None:
     assert estimated_completion(start, later, 40, 40) is None
     assert estimated_completion(None, later, 10, 40) is None
     assert estimated_completion(start, start, 10, 40) is None
+
+
+def test_plan_warnings_are_separated_in_the_warning_condition() -> None:
+    warnings = (
+        "partition orders-1 has 2 replicas in rack a although 3 are possible",
+        "partition orders-3 has 2 replicas in rack b although 3 are possible",
+    )
+    fields = verdict_fields(
+        Verdict(Phase.PROPOSAL_READY, Why.PENDING, "ready", warnings=warnings),
+        generation=1,
+        now=NOW,
+        previous={},
+    )
+    (warning,) = [c for c in fields["conditions"] if c["type"] == "Warning"]
+    assert warning["message"] == f"{warnings[0]}; {warnings[1]}"

@@ -410,9 +410,12 @@ def test_topic_queued_for_deletion_is_left_alone() -> None:
 # --- existing topic: replication factor ----------------------------------------------------------------
 
 
-def test_replication_factor_change_is_not_supported() -> None:
-    with pytest.raises(errors.NotSupported, match="Use a PartitionReassignment with mode ReplicationFactor"):
+def test_replication_factor_change_is_not_planned_here_and_the_message_says_what_to_do() -> None:
+    # The service hands RF changes without spec.assignment to a PartitionReassignment before
+    # planning; what reaches the planner is an RF change with an explicit assignment.
+    with pytest.raises(errors.NotSupported, match="PartitionReassignment in Explicit mode") as caught:
         plan(desired(replication_factor=3), observed(EXISTING))
+    assert "Remove spec.assignment" in caught.value.message
 
 
 def test_replication_factor_difference_during_a_reassignment_waits() -> None:

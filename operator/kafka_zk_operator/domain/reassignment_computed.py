@@ -28,6 +28,7 @@ from kafka_zk_operator.domain import errors, placement, topic_names
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
 from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest
+from kafka_zk_operator.domain.wording import brokers_are
 
 _ENGINE_MODE = {
     Mode.ADD_BROKERS: placement.Mode.ADD_BROKERS,
@@ -43,7 +44,8 @@ def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:
     absent = sorted(referenced - set(cluster.brokers))
     if absent:
         raise errors.NotSupported(
-            f"broker {', '.join(map(str, absent))} holds replicas but is not registered in ZooKeeper; "
+            f"{_holders(absent)} replicas but {'is' if len(absent) == 1 else 'are'} not registered in "
+            "ZooKeeper; "
             "computed plans need every broker that holds replicas to be up (start it again, or move its "
             "replicas with mode Explicit)"
         )
@@ -95,7 +97,7 @@ def _requests(request: ReassignmentRequest, cluster: ClusterView) -> list[placem
         unknown = sorted(set(request.brokers) - set(cluster.brokers))
         if unknown:
             raise errors.InvalidSpec(
-                f"spec.brokers: broker {', '.join(map(str, unknown))} is not registered "
+                f"spec.brokers: {brokers_are(unknown)} not registered "
                 f"(registered: {', '.join(map(str, sorted(cluster.brokers)))})"
             )
         return [placement.PlanRequest(mode=mode, brokers=request.brokers, tolerance=tolerance)]
@@ -192,3 +194,8 @@ def _moves(before: placement.ClusterArrays, after: placement.ClusterArrays) -> t
             topic = before.topics[int(before.topic_of[row])]
             moves.append(PartitionMove(topic, int(before.partition_of[row]), source, target))
     return tuple(sorted(moves, key=lambda m: (m.topic, m.partition)))
+
+
+def _holders(ids: list[int]) -> str:
+    names = ", ".join(map(str, ids))
+    return f"broker {names} holds" if len(ids) == 1 else f"brokers {names} hold"

@@ -30,6 +30,7 @@ from datetime import datetime
 
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment, TopicName
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
+from kafka_zk_operator.domain.wording import brokers_are
 
 Key = tuple[TopicName, PartitionId]
 
@@ -136,7 +137,7 @@ def evaluate_batch(
                 Stuck(
                     move.topic,
                     move.partition,
-                    f"target broker {', '.join(map(str, absent))} is not registered in ZooKeeper; the "
+                    f"target {brokers_are(absent)} not registered in ZooKeeper; the "
                     "controller waits for it. Start the broker: ZooKeeper mode cannot cancel a running "
                     "reassignment (only the Admin API's cancel can)",
                 )

@@ -123,7 +123,11 @@ def verdict_fields(
             _condition(STUCK, False, "Progressing", "Every partition in flight is progressing.", generation)
         )
     if verdict.warnings:
-        new.append(_condition(WARNING, True, "PlanWarnings", " ".join(verdict.warnings), generation))
+        new.append(
+            _condition(
+                WARNING, True, "PlanWarnings", "; ".join(w.rstrip(" ;") for w in verdict.warnings), generation
+            )
+        )
     merged = []
     for condition in new:
         before = old.get(condition["type"])

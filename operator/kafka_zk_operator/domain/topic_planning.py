@@ -378,9 +378,11 @@ def _check_replication_factor(
                 "progress; waiting for it to finish."
             )
         raise errors.NotSupported(
-            f"Replication factor change not supported: topic '{desired.name}' has replication factor "
-            f"{actual} in Kafka, spec.replicationFactor is {desired.replication_factor}. Use a "
-            "PartitionReassignment with mode ReplicationFactor, then update the spec."
+            f"Topic '{desired.name}' has replication factor {actual} in Kafka and "
+            f"{desired.replication_factor} in spec.replicationFactor, and spec.assignment is set: the "
+            "operator changes the replication factor by itself only without an explicit assignment. "
+            "Remove spec.assignment, or move the replicas with a PartitionReassignment in Explicit "
+            "mode and then update the spec."
         )
     odd = sorted(p for p, replicas in _targets(current).items() if len(replicas) != actual)
     if odd:

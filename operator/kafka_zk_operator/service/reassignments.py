@@ -70,6 +70,7 @@ from kafka_zk_operator.domain.reassignment_throttles import (
 )
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp
+from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import reassignment_execution as execution
 from kafka_zk_operator.service import reassignment_offload as offload
 from kafka_zk_operator.service import reassignment_proposals as proposals
@@ -449,14 +450,19 @@ class _Run:
                     self.elect(batch, current)
                 if current >= total:
                     self.finish(
-                        Phase.COMPLETED, Why.COMPLETED, f"All {len(moves)} partitions moved.", len(moves)
+                        Phase.COMPLETED,
+                        Why.COMPLETED,
+                        f"All {counted(len(moves), 'partition')} moved."
+                        if len(moves) != 1
+                        else "The partition moved.",
+                        len(moves),
                     )
                     return
                 if stop:
                     self.finish(
                         Phase.STOPPED, Why.STOPPED,
-                        f"Stopped on request after batch {current} of {total}: {done_before} of {len(moves)} "
-                        "partitions moved; the rest keep their replicas.",
+                        f"Stopped on request after batch {current} of {total}: {done_before} of "
+                        f"{counted(len(moves), 'partition')} moved; the rest keep their replicas.",
                         done_before,
                     )  # fmt: skip
                     return
@@ -501,7 +507,7 @@ class _Run:
                 self.finish(
                     Phase.STOPPED, Why.STOPPED,
                     f"Stopped on request before batch {current} of {total}: {done_before + len(state.done)} "
-                    f"of {len(moves)} partitions moved; the rest keep their replicas.",
+                    f"of {counted(len(moves), 'partition')} moved; the rest keep their replicas.",
                     done_before + len(state.done),
                 )  # fmt: skip
                 return
@@ -565,7 +571,9 @@ class _Run:
         verb = "Resubmitted" if resubmitted else "Started"
         self.event("Normal", f"Batch{verb}", f"Batch {current} of {total} {verb.lower()}: {_names(waiting)}")
         self.decide(
-            Phase.RUNNING, Why.RUNNING, f"Batch {current} of {total} submitted ({len(waiting)} partitions)."
+            Phase.RUNNING,
+            Why.RUNNING,
+            f"Batch {current} of {total} submitted ({counted(len(waiting), 'partition')}).",
         )
 
     def ensure_throttle(self, current: int, rate: int, batch: Sequence[PartitionMove]) -> None:

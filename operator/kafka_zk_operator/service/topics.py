@@ -35,6 +35,7 @@ from kafka_zk_operator.domain.topic_status import (
     build_topic_status,
     min_insync_replicas,
 )
+from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
 
 #: Delay before retrying a reconcile that failed for a transient reason.
@@ -358,7 +359,7 @@ def _events_for(plan: TopicPlan, outcome: errors.Reason | errors.KzoError, recre
             Event(
                 "Normal",
                 "TopicCreated",
-                f"{verb} Kafka topic '{plan.topic}' with {len(plan.create.assignment)} partitions",
+                f"{verb} Kafka topic '{plan.topic}' with {counted(len(plan.create.assignment), 'partition')}",
             )
         )
     if plan.alter_config is not None:
