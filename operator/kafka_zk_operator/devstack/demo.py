@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -61,6 +62,9 @@ def _documents(paths: Iterable[Path]) -> list[dict[str, Any]]:
     return docs
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def apply_manifests(api: client.ApiClient, paths: Iterable[Path]) -> list[tuple[str, str, str]]:
     """Create (or merge-patch) every KafkaTopic/PartitionReassignment; returns (kind, ns, name)."""
     custom = client.CustomObjectsApi(api)
@@ -75,6 +79,11 @@ def apply_manifests(api: client.ApiClient, paths: Iterable[Path]) -> list[tuple[
             if exc.status != 409:
                 raise
         plural = PLURALS[doc["kind"]]
+        # As `kubectl apply` records it: a later `kubectl apply` of the same file then patches
+        # without warning about a missing last-applied-configuration.
+        meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(
+            doc, sort_keys=True, separators=(",", ":")
+        )
         try:
             custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, doc)
         except ApiException as exc:
@@ -88,7 +97,10 @@ def apply_manifests(api: client.ApiClient, paths: Iterable[Path]) -> list[tuple[
                 namespace,
                 plural,
                 meta["name"],
-                {"spec": doc.get("spec", {})},
+                {
+                    "spec": doc.get("spec", {}),
+                    "metadata": {"annotations": {LAST_APPLIED: meta["annotations"][LAST_APPLIED]}},
+                },
                 _content_type="application/merge-patch+json",
             )
         applied.append((doc["kind"], namespace, meta["name"]))
