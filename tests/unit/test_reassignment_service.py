@@ -603,3 +603,15 @@ def test_a_refresh_of_a_failed_reassignment_is_answered_and_consumed(zk: FakeZk,
     api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/refresh": "true"}
     step(api, zk)
     assert api.body["status"]["phase"] == "Running" and zk.reassign is not None
+
+
+def test_an_approval_naming_another_proposal_is_pointed_out(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES[:1], approval="Manual"), journal)
+    step(api, zk)
+    proposal = api.body["status"]["proposal"]["id"]
+    api.body["metadata"]["annotations"] = {"kafka.zk-operator.io/approve": "0123abcd"}
+    step(api, zk)
+    message = api.body["status"]["message"]
+    assert api.body["status"]["phase"] == "ProposalReady" and zk.writes == 0
+    assert "kafka.zk-operator.io/approve=0123abcd names another proposal" in message
+    assert f"kafka.zk-operator.io/approve={proposal}" in message and "1 replica move)" in message

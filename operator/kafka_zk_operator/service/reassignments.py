@@ -251,11 +251,14 @@ class _Run:
             self.event("Normal", "Stopped", "Stopped on request before any partition moved")
             return
         if not approved(self.resource, proposal_id):
+            given = self.resource.annotation(APPROVE_ANNOTATION)
+            replica_moves = counted(int(self.status["proposal"].get("moves", 0)), "replica move")
+            mismatch = f" ({APPROVE_ANNOTATION}={given} names another proposal)" if given else ""
             self.decide(
                 Phase.PROPOSAL_READY,
                 Why.AWAITING_APPROVAL,
-                f"Proposal {proposal_id} ({self.status['proposal'].get('moves', 0)} replica moves) waits for "
-                f"approval: annotate the resource with {APPROVE_ANNOTATION}=true",
+                f"Proposal {proposal_id} ({replica_moves}) waits for approval{mismatch}: annotate the resource "
+                f"with {APPROVE_ANNOTATION}={proposal_id} (or =true)",
             )
             return
         if not moves:
