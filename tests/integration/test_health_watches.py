@@ -52,12 +52,13 @@ def test_untracking_and_tracking_again_leaves_one_set_of_watches(
         # DataWatch re-registers before it hands the event over, so a watch told to stop ends at
         # its second event (the first may also be the controller writing the topic id); with
         # watches that never end there would be two forever.
+        # Under load the events arrive late: keep touching for up to 20 s (a watch that never
+        # ends stays at 2 however long this runs).
         data, _ = client.get(topic_path)
-        for _ in range(5):
-            if watches(topic_path) == 1:
-                break
+        deadline = time.monotonic() + 20
+        while watches(topic_path) != 1 and time.monotonic() < deadline:
             client.set(topic_path, data)
-            time.sleep(1)
+            time.sleep(0.5)
         wait_for(lambda: seen.wait(0.1) and patches, what="a status refresh after the change")
         assert watches(topic_path) == 1, f"{watches(topic_path)} watches on the topic znode"
         assert all(r == ref for r, _ in patches)
