@@ -106,3 +106,27 @@ def test_znode_classification() -> None:
     assert classify_znode([("t", 0, (1, 3))], targets) is ZnodeOwner.FOREIGN, "other target: not ours"
     assert classify_znode([], targets) is ZnodeOwner.FOREIGN
     assert classify_znode(None, targets, invalid=True) is ZnodeOwner.INVALID
+
+
+def test_a_batch_the_controller_never_picked_up_is_stuck_after_a_minute() -> None:
+    # In our znode, but the topic znode still shows the old replicas and nothing being added.
+    untouched = {"t": topic({0: (1, 2), 1: (2, 1)})}
+    states = {("t", 0): state(1, 1, 2), ("t", 1): state(2, 2, 1)}
+    znode = [("t", 0), ("t", 1)]
+
+    def at(seconds: float, topics: dict[str, TopicAssignment]) -> tuple[str, ...]:
+        progress = evaluate_batch(
+            BATCH, topics, states, {1, 2, 3}, znode, now=NOW,
+            started_at=NOW - timedelta(seconds=seconds), stuck_after_seconds=1800.0,
+        )  # fmt: skip
+        return tuple(s.reason for s in progress.stuck)
+
+    assert at(59, untouched) == ()
+    reasons = at(61, untouched)
+    assert len(reasons) == 2 and all("has not acted on /admin/reassign_partitions" in r for r in reasons)
+    assert "/controller" in reasons[0]
+    # Once the controller works on it (adding_replicas, or the old+new union before 2.4): not this.
+    working = {"t": topic({0: (3, 1, 2), 1: (2, 3, 1)}, adding={0: (3,), 1: (3,)})}
+    assert at(61, working) == ()
+    union_pre_24 = {"t": topic({0: (3, 1, 2), 1: (2, 1, 3)})}
+    assert at(61, union_pre_24) == ()

@@ -11,8 +11,12 @@ Per partition of the batch:
 * **missing**: its topic or partition is gone.
 
 A moving partition is **stuck** when a target broker is not registered (the controller waits for
-it forever: ZooKeeper mode cannot cancel) or when the batch has run longer than the stuck
-threshold while target replicas are still outside the ISR. Each stuck entry carries guidance.
+it forever: ZooKeeper mode cannot cancel), when the controller has not acted on the znode at all
+for :data:`UNNOTICED_AFTER_S` (the partition still has its old replicas, nothing being added or
+removed: Kafka's controller stops watching ``/admin/reassign_partitions`` after it found data there
+it could not parse, until the controller changes - seen on 3.9.2), or when the batch has run longer
+than the stuck threshold while target replicas are still outside the ISR. Each stuck entry
+carries guidance.
 
 :func:`classify_znode` tells whether an existing ``/admin/reassign_partitions`` is this
 reassignment's own batch (every entry is one of our plan's targets) or someone else's, which is
@@ -33,6 +37,11 @@ from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.wording import brokers_are
 
 Key = tuple[TopicName, PartitionId]
+
+#: A submitted partition the controller has not touched for this long is reported stuck: the
+#: controller starts a move within milliseconds (2.4+: ``adding_replicas``; before: the union of
+#: old and new replicas in the topic znode).
+UNNOTICED_AFTER_S = 60.0
 
 
 class ZnodeOwner(enum.StrEnum):
@@ -111,6 +120,9 @@ def evaluate_batch(
         and stuck_after_seconds is not None
         and (now - started_at).total_seconds() > stuck_after_seconds
     )
+    unnoticed_window = (
+        now is not None and started_at is not None and (now - started_at).total_seconds() > UNNOTICED_AFTER_S
+    )
     live = set(live_brokers)
     in_znode = set(znode_partitions)
     for move in batch:
@@ -140,6 +152,22 @@ def evaluate_batch(
                     f"target {brokers_are(absent)} not registered in ZooKeeper; the "
                     "controller waits for it. Start the broker: ZooKeeper mode cannot cancel a running "
                     "reassignment (only the Admin API's cancel can)",
+                )
+            )
+        elif (
+            unnoticed_window
+            and not reassigning
+            and tuple(assignment.partitions[move.partition]) == tuple(move.source)
+            and move.source != move.target
+        ):
+            stuck.append(
+                Stuck(
+                    move.topic,
+                    move.partition,
+                    f"the controller has not acted on /admin/reassign_partitions for {int(UNNOTICED_AFTER_S)} s "
+                    "(Kafka's controller stops watching it after it found data there it could not parse, "
+                    "until the controller changes): move the controller - restart the controller broker "
+                    "(see /controller), or delete the /controller znode to trigger a new election",
                 )
             )
         elif state is not None and state.leader < 0:

@@ -417,7 +417,8 @@ class _Run:
         if owner is ZnodeOwner.INVALID:
             text = (
                 "/admin/reassign_partitions holds data Kafka cannot parse: Kafka ignores it, and no reassignment "
-                "can start while it exists. Check who wrote it and delete it by hand."
+                "can start while it exists. Check who wrote it and delete it by hand; Kafka's controller then "
+                "ignores new reassignments until it changes (delete /controller to elect a new one)."
             )
         else:
             text = (
