@@ -14,19 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk_operator.cli import main as cli_main
+from tests.unit.cli_support import run_kzo
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``kzo assign ARGS`` in-process; argparse errors exit via ``SystemExit``."""
-    try:
-        code = cli_main.main(["assign", *args])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """``kzo assign ARGS`` in-process."""
+    return run_kzo(capsys, "assign", *args)
 
 
 def partitions_of(out: str) -> dict[str, list[int]]:

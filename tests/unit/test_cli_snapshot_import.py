@@ -25,6 +25,7 @@ from kafka_zk_operator.devstack.ports import free_port
 from kafka_zk_operator.domain import errors, snapshot_export
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
 from kafka_zk_operator.domain.replica_views import ReassignmentView
+from tests.unit.cli_support import run_kzo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,13 +37,8 @@ def _no_zookeeper_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """``kzo ARGS`` in-process; argparse errors exit through ``SystemExit``."""
-    try:
-        code = cli_main.main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """``kzo ARGS`` in-process."""
+    return run_kzo(capsys, *args)
 
 
 def one_error_line(err: str, command: str) -> str:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
+from tests.unit.cli_support import run_kzo
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,12 +25,8 @@ def snapshot(tmp_path: Path) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(["plan", *args])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """``kzo plan ARGS`` in-process."""
+    return run_kzo(capsys, "plan", *args)
 
 
 def test_add_brokers_given_with_racks(

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.placement import Mode, PlanRequest, plan
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers, down_broker_use
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot, snapshot_to_arrays
+from tests.unit.cli_support import run_kzo
 
 RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c", 3: "rack-a", 4: "rack-b", 5: "rack-c"}
 
@@ -44,12 +44,8 @@ def _write(tmp_path: Path, document: dict[str, Any], name: str = "cluster.json")
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = cli_main.main(["plan", *args])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """``kzo plan ARGS`` in-process."""
+    return run_kzo(capsys, "plan", *args)
 
 
 def test_a_plan_placing_replicas_on_a_down_broker_is_refused_and_nothing_is_written(
