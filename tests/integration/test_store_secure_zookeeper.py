@@ -367,6 +367,21 @@ class TlsZooKeeper:
         return {"zookeeper": self.connect(host), "secureAcls": True, "tls": settings}
 
 
+def _mutual_tls_settings(secure_port: int, files: dict[str, str]) -> dict[str, str]:
+    """zoo.cfg lines for a Netty TLS port that requires client certificates (x509 identities)."""
+    return {
+        "secureClientPort": str(secure_port),
+        "secureClientPortAddress": ports.LOOPBACK,
+        "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+        "ssl.keyStore.location": files["server"],
+        "ssl.keyStore.type": "PEM",
+        "ssl.trustStore.location": files["ca"],
+        "ssl.trustStore.type": "PEM",
+        "ssl.clientAuth": "need",
+        "authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+    }
+
+
 def _ip_only_server_cert(ca: certs.CertificateAuthority) -> bytes:
     """A server certificate and key (PEM, key first) naming only 127.0.0.1, not localhost."""
     key = ec.generate_private_key(ec.SECP256R1())
@@ -404,17 +419,7 @@ def tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsZooKeeper]:
     secure_port = ports.free_port()
     server = _start_zookeeper(
         workdir / "zookeeper",
-        extra_config={
-            "secureClientPort": str(secure_port),
-            "secureClientPortAddress": ports.LOOPBACK,
-            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
-            "ssl.keyStore.location": files["server"],
-            "ssl.keyStore.type": "PEM",
-            "ssl.trustStore.location": files["ca"],
-            "ssl.trustStore.type": "PEM",
-            "ssl.clientAuth": "need",
-            "authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
-        },
+        extra_config=_mutual_tls_settings(secure_port, files),
     )
     zk = TlsZooKeeper(server, secure_port, files)
     try:
@@ -615,15 +620,7 @@ def sasl_tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TlsZ
     server = _start_zookeeper(
         workdir / "zookeeper",
         extra_config={
-            "secureClientPort": str(secure_port),
-            "secureClientPortAddress": ports.LOOPBACK,
-            "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
-            "ssl.keyStore.location": files["server"],
-            "ssl.keyStore.type": "PEM",
-            "ssl.trustStore.location": files["ca"],
-            "ssl.trustStore.type": "PEM",
-            "ssl.clientAuth": "need",
-            "authProvider.x509": "org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+            **_mutual_tls_settings(secure_port, files),
             "authProvider.1": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
             "sessionRequireClientSASLAuth": "true",
         },
