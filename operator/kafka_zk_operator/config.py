@@ -10,6 +10,7 @@ Environment variables (the Helm chart sets them; every one has a default):
             zookeeper: zk-0.zk:2181,zk-1.zk:2181/kafka   # Kafka's zookeeper.connect, with chroot
             sessionTimeoutSeconds: 18
             secureAcls: false                 # true when the brokers run with zookeeper.set.acl=true
+            kafkaVersion: "2.8"               # optional: the oldest Kafka line the brokers run (see below)
             sasl:                             # optional: the brokers' ZooKeeper identity
               mechanism: DIGEST-MD5
               usernameFile: /etc/kzo/zk/username
@@ -24,7 +25,11 @@ Environment variables (the Helm chart sets them; every one has a default):
               verifyHostname: true            # ... and that it names the connect-string host
         defaultCluster: main                  # used when spec.cluster is empty (defaults to the only one)
 
-``KZO_ZOOKEEPER`` / ``KZO_CLUSTER_NAME``
+    ``kafkaVersion`` ("0.10.0" ... "3.9"; a full version such as "2.8.2" works too) selects the
+    rules for topic configs and config-change notifications. Without it the operator infers the
+    oldest line the brokers' ``/brokers/ids`` registrations allow (``domain.kafka_lines``).
+
+``KZO_ZOOKEEPER`` / ``KZO_CLUSTER_NAME`` / ``KZO_KAFKA_VERSION``
     Shortcut for a single cluster without a file (name defaults to ``default``).
 ``KZO_NAMESPACES``
     Comma-separated namespaces to watch; empty (default) watches all namespaces.
@@ -65,7 +70,7 @@ import yaml
 
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.session import SaslSettings, TlsSettings, ZkConnectionSettings
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, kafka_lines
 
 GROUP = "kafka.zk-operator.io"
 VERSION = "v1alpha1"
@@ -88,6 +93,8 @@ def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:
 class ClusterSettings:
     name: str
     zookeeper: ZkConnectionSettings
+    #: ``kafkaVersion``: the oldest line the brokers run; ``None`` infers it from the registrations.
+    kafka_version: kafka_lines.KafkaLine | None = None
 
 
 @dataclass(frozen=True)
@@ -328,7 +335,27 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
         tls=tls,
         secure_acls=_flag(raw, "secureAcls", where, False),
     )
-    return ClusterSettings(name=name, zookeeper=zk)
+    return ClusterSettings(
+        name=name,
+        zookeeper=zk,
+        kafka_version=_kafka_version(raw.get("kafkaVersion"), f"{where}.kafkaVersion"),
+    )
+
+
+def _kafka_version(value: object, what: str) -> kafka_lines.KafkaLine | None:
+    """A ``kafkaVersion`` value: absent/empty, or a supported Kafka version as a string."""
+    if value is None or value == "":
+        return None
+    number = isinstance(value, float | int) and not isinstance(value, bool)
+    if number:
+        value = str(value)  # YAML reads 2.8 as a number; "0.10.2" (two dots) stays a string
+    if not isinstance(value, str):
+        raise SettingsError(f'{what} must be a Kafka version such as "2.8", got {_kind(value)}')
+    try:
+        return kafka_lines.parse_line(value)
+    except ValueError as exc:
+        hint = ' (YAML read it as a number: quote the version, e.g. "0.10.2")' if number else ""
+        raise SettingsError(f"{what}: {exc}{hint}") from None
 
 
 def _yaml_problem(exc: Exception) -> str:
@@ -373,7 +400,11 @@ def _clusters_from_file(path: str) -> tuple[list[ClusterSettings], str | None]:
 def _cluster_from_env(env: Mapping[str, str]) -> ClusterSettings:
     connect = _connect(env["KZO_ZOOKEEPER"], "KZO_ZOOKEEPER")
     name = env.get("KZO_CLUSTER_NAME") or "default"
-    return ClusterSettings(name=name, zookeeper=ZkConnectionSettings(connect=connect, session_timeout_s=18.0))
+    return ClusterSettings(
+        name=name,
+        zookeeper=ZkConnectionSettings(connect=connect, session_timeout_s=18.0),
+        kafka_version=_kafka_version(env.get("KZO_KAFKA_VERSION", "").strip(), "KZO_KAFKA_VERSION"),
+    )
 
 
 def _choice(env: Mapping[str, str], key: str, default: str, allowed: tuple[str, ...]) -> str:

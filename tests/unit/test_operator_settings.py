@@ -492,3 +492,49 @@ def test_hostname_verification_is_on_unless_turned_off(tmp_path: Path) -> None:
     assert (
         off.clusters[0].zookeeper.tls is not None and off.clusters[0].zookeeper.tls.verify_hostname is False
     )
+
+
+# --- kafkaVersion ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("snippet", "line"),
+    [
+        ('    kafkaVersion: "2.8"\n', (2, 8, 0)),
+        ("    kafkaVersion: 2.8\n", (2, 8, 0)),  # YAML reads it as a number
+        ("    kafkaVersion: 2.8.2\n", (2, 8, 0)),
+        ("    kafkaVersion: 0.10.0.1\n", (0, 10, 0)),
+        ('    kafkaVersion: ""\n', None),
+        ("", None),
+    ],
+)
+def test_kafka_version_names_the_clusters_line(
+    tmp_path: Path, snippet: str, line: tuple[int, int, int] | None
+) -> None:
+    (cluster,) = load({"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + snippet)}).clusters
+    assert cluster.kafka_version == line
+
+
+def test_kafka_version_from_the_environment() -> None:
+    (cluster,) = load(_zk(KZO_KAFKA_VERSION="1.1.1")).clusters
+    assert cluster.kafka_version == (1, 1, 0)
+    assert load(_zk()).clusters[0].kafka_version is None
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        (
+            '    kafkaVersion: "4.0"\n',
+            "clusters[0].kafkaVersion: Kafka 4.0 is not supported: the operator manages",
+        ),
+        ("    kafkaVersion: 0.10\n", "clusters[0].kafkaVersion: '0.1' is not a Kafka version"),
+        (
+            "    kafkaVersion: [2, 8]\n",
+            'clusters[0].kafkaVersion must be a Kafka version such as "2.8", got a list',
+        ),
+        ("    kafkaVersion: latest\n", "clusters[0].kafkaVersion: 'latest' is not a Kafka version"),
+    ],
+)
+def test_a_bad_kafka_version_is_one_line(tmp_path: Path, snippet: str, expected: str) -> None:
+    assert expected in _file_error(tmp_path, CLUSTER + snippet)

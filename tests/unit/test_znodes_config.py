@@ -7,7 +7,7 @@ from types import MappingProxyType
 import pytest
 
 from kafka_zk_operator.adapters.zk import znodes
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, kafka_lines
 
 PATH = "/config/topics/foo"
 ENTITY = b'{"version":1,"config":{"retention.ms":"86400000","cleanup.policy":"compact"}}'
@@ -161,15 +161,16 @@ def test_config_change_version_for(kafka_version: tuple[int, ...], expected: int
         ([3, 3, 3], "topics", 1),  # 0.10.0 / 0.10.1: 0.10.0 refuses v2
         ([3, 3, 3], "clients", 1),
         ([4, 3, 5], "topics", 1),  # a rolling upgrade: the oldest broker decides
-        ([3, 3], "brokers", 2),  # v1 cannot name brokers (dynamic broker configs are 0.10.1+)
-        ([3], "users", 2),
-        ([], "topics", 2),  # no live broker: the current format
+        ([4, 5], "brokers", 2),
+        ([], "topics", 1),  # no live broker: the line is unknown, and v1 is what every line reads
+        ([], "clients", 1),
     ],
 )
-def test_config_change_version_for_brokers_is_one_every_live_broker_reads(
+def test_config_change_version_is_one_every_live_broker_reads(
     registrations: list[int], entity_type: str, expected: int
 ) -> None:
-    version = znodes.config_change_version_for_brokers(registrations, entity_type)
+    line = kafka_lines.cluster_line(dict(enumerate(registrations)), None)
+    version = znodes.config_change_version_for_line(line, entity_type)
     assert version == expected
     name = "3" if entity_type == "brokers" else "x"
     encoded = znodes.ConfigChangeZNode.encode(
@@ -179,6 +180,22 @@ def test_config_change_version_for_brokers_is_one_every_live_broker_reads(
         znodes.ConfigChangeZNode.decode(encoded, "/config/changes/config_change_0000000001").version
         == version
     )
+
+
+def test_config_change_version_follows_the_declared_line() -> None:
+    assert znodes.config_change_version_for_line(kafka_lines.cluster_line({1: 3}, (0, 10, 1)), "topics") == 2
+    assert znodes.config_change_version_for_line(kafka_lines.cluster_line({1: 5}, (0, 10, 0)), "topics") == 1
+
+
+@pytest.mark.parametrize("registrations", [[3, 3], [], [4, 3]])
+@pytest.mark.parametrize("entity_type", ["brokers", "users", "ips"])
+def test_dynamic_broker_configs_are_refused_before_0_10_1(registrations: list[int], entity_type: str) -> None:
+    """v1 cannot name brokers, and 0.10.0 has no dynamic broker configs: nothing a broker could choke on."""
+    line = kafka_lines.cluster_line(dict(enumerate(registrations)), None)
+    with pytest.raises(
+        errors.NotSupported, match=r"need Kafka 0\.10\.1 or later; this cluster runs Kafka 0\.10\.0"
+    ):
+        znodes.config_change_version_for_line(line, entity_type)
 
 
 @pytest.mark.parametrize(

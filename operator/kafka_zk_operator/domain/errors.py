@@ -15,6 +15,7 @@ Tree::
     ├── TopicDeletedInKafka         TopicDeletedInKafka deleted out of band, policy "report"
     ├── ReplicationFactorChanging   ReplicationFactorChanging  handed to a PartitionReassignment
     ├── ClusterUnavailable          ClusterUnavailable ZooKeeper unreachable, no brokers, no controller
+    │   └── KafkaLineMismatch       ClusterUnavailable kafkaVersion setting contradicts the registrations
     ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
     └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
         ├── MalformedZnode          ZooKeeperError     a znode whose data Kafka would not have written
@@ -113,6 +114,12 @@ class ReplicationFactorChanging(KzoError):
 class ClusterUnavailable(KzoError):
     reason = Reason.CLUSTER_UNAVAILABLE
     retryable = True
+
+
+class KafkaLineMismatch(ClusterUnavailable):
+    """The cluster's ``kafkaVersion`` setting is newer than a live broker's registration allows.
+
+    Retried: a broker re-registers as it is upgraded, and the setting may be corrected."""
 
 
 class KRaftMigrationDetected(NotSupported):

@@ -57,7 +57,11 @@ class ClusterRuntime:
                 client.add_listener(self._on_state)
                 metrics.ZK_CONNECTED.labels(self.name).set(1)
                 self._client = client
-                self._store = ZkStore(client, secure_acls=self.settings.zookeeper.secure_acls)
+                self._store = ZkStore(
+                    client,
+                    secure_acls=self.settings.zookeeper.secure_acls,
+                    kafka_version=self.settings.kafka_version,
+                )
                 self._store.on_write = lambda: metrics.ZK_WRITES.labels(self.name).inc()
                 if self._patcher is not None:
                     self.health = HealthReporter(self._store, self._patcher, self.name)

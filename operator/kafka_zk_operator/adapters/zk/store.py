@@ -33,7 +33,7 @@ from kafka_zk_operator.adapters.zk import (
     znodes_topics,
 )
 from kafka_zk_operator.adapters.zk.session import kafka_acls
-from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain import errors, kafka_lines, model
 
 NOTIFICATION_PREFIX = znodes_config.CONFIG_CHANGE_CREATE_PATH
 T = TypeVar("T")
@@ -62,16 +62,24 @@ class TopicSnapshot:
 class ZkStore:
     """Reads and versioned writes of Kafka's znodes through one started ``KazooClient``."""
 
-    def __init__(self, client: KazooClient, *, secure_acls: bool = False) -> None:
+    def __init__(
+        self,
+        client: KazooClient,
+        *,
+        secure_acls: bool = False,
+        kafka_version: kafka_lines.KafkaLine | None = None,
+    ) -> None:
         self.client = client
         self.secure_acls = secure_acls
+        #: The cluster's ``kafkaVersion`` setting (None: inferred from the registrations).
+        self.kafka_version = kafka_version
         self._lock = threading.Lock()
         self.writes = 0
         #: Called after every successful write (e.g. to count it in a metric).
         self.on_write: Callable[[], None] | None = None
-        #: (cversion of /brokers/ids, the live brokers' registration versions): re-read only when
+        #: (cversion of /brokers/ids, {live broker id: registration version}): re-read only when
         #: a broker registered or left since, not for every config write.
-        self._registration_versions: tuple[int, list[int]] | None = None
+        self._registration_versions: tuple[int, dict[int, int]] | None = None
 
     # ------------------------------------------------------------------ helpers
     def _count_write(self) -> None:
@@ -361,22 +369,30 @@ class ZkStore:
         self._commit(tx, [path, NOTIFICATION_PREFIX])
 
     def config_change_version(self, entity_type: str) -> int:
-        """The ``/config/changes`` format to write for ``entity_type``: v2, or v1 while a live
-        broker is 0.10.1 or older (0.10.0 ignores v2 notifications)."""
-        return znodes_config.config_change_version_for_brokers(
-            self._live_registration_versions(), entity_type
-        )
+        """The ``/config/changes`` format to write for ``entity_type``, by the cluster's line.
 
-    def _live_registration_versions(self) -> list[int]:
+        :raises NotSupported: dynamic broker configs on a cluster whose line has none (0.10.0).
+        :raises KafkaLineMismatch: the ``kafkaVersion`` setting contradicts the registrations.
+        """
+        return znodes_config.config_change_version_for_line(self.cluster_line(), entity_type)
+
+    def cluster_line(self) -> kafka_lines.ClusterLine:
+        """The Kafka line whose rules every write follows (``domain.kafka_lines``).
+
+        :raises KafkaLineMismatch: the ``kafkaVersion`` setting contradicts the registrations.
+        """
+        return kafka_lines.cluster_line(self._live_registration_versions(), self.kafka_version)
+
+    def _live_registration_versions(self) -> dict[int, int]:
         path = znodes_brokers.BROKER_IDS_PATH
         with zk_errors.mapped(path):
             stat = self.client.exists(path)  # its cversion moves whenever a broker comes or goes
         if stat is None:
-            return []
+            return {}
         cached = self._registration_versions
         if cached is not None and cached[0] == stat.cversion:
             return cached[1]
-        versions = [r.version for r in self.broker_registrations()]
+        versions = {r.broker.id: r.version for r in self.broker_registrations()}
         self._registration_versions = (stat.cversion, versions)
         return versions
 

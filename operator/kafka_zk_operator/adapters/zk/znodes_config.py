@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
 from kafka_zk_operator.adapters.zk import znodes_common as common
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka_lines import ClusterLine
 
 CONFIG_PATH: Final = "/config"
 CONFIG_CHANGES_PATH: Final = "/config/changes"
@@ -186,29 +187,29 @@ def config_change_version_for(kafka_version: tuple[int, ...]) -> int:
     return CONFIG_CHANGE_LEGACY
 
 
-#: ``/brokers/ids/<id>`` v4 arrived in 0.10.2; every broker registering v4 or later reads v2.
-_FIRST_V2_READER_REGISTRATION: Final = 4
+#: The first line that reads v2 notifications and has dynamic broker and user configs (KIP-55, KIP-73).
+_FIRST_V2_LINE: Final = (0, 10, 1)
 
 
-def config_change_version_for_brokers(
-    registration_versions: Iterable[int], entity_type: ConfigEntityType | str
-) -> int:
-    """The notification format every live broker reads, judged by their ``/brokers/ids`` versions.
+def config_change_version_for_line(line: ClusterLine, entity_type: ConfigEntityType | str) -> int:
+    """The notification format every live broker of ``line`` reads.
 
-    Brokers registering v3 or older are 0.10.1 or older (or run a newer binary at an IBP before
-    0.10.0-IV1, KAFKA-3100), and 0.10.0 rejects v2 ("requirement failed" in
-    ``DynamicConfigManager``, seen on a real 0.10.0.1): those get v1, which every broker since 0.9
-    reads. v1 names only topics and clients; other entities (dynamic broker configs, 0.10.1+) and
-    clusters without live brokers get v2.
+    Kafka 0.10.0 rejects v2 ("requirement failed" in ``DynamicConfigManager``, seen on a real
+    0.10.0.1; at start-up that aborts the broker, and the notification is never purged), so lines
+    before 0.10.1 - including a cluster with no broker registered, whose line is unknown - get v1,
+    which every broker since 0.9 reads for topics and clients. Other entities need 0.10.1+.
+
+    :raises NotSupported: a broker, user or ip config on a line before 0.10.1, which has none.
     """
-    versions = list(registration_versions)
-    if (
-        versions
-        and min(versions) < _FIRST_V2_READER_REGISTRATION
-        and ConfigEntityType(entity_type) in _V1_ENTITY_TYPES
-    ):
+    kind = ConfigEntityType(entity_type)
+    if line.at_least(_FIRST_V2_LINE):
+        return CONFIG_CHANGE_V2
+    if kind in _V1_ENTITY_TYPES:
         return CONFIG_CHANGE_V1
-    return CONFIG_CHANGE_V2
+    raise errors.NotSupported(
+        f"dynamic {kind.value} configs (replication throttles among them) need Kafka 0.10.1 or later; "
+        f"this cluster runs {line.describe()}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

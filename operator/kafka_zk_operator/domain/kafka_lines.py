@@ -1,0 +1,164 @@
+"""Which Kafka line a cluster runs, as far as ZooKeeper and the operator's settings tell.
+
+A *line* is a Kafka release series whose rules the operator models ("0.10.0", "0.10.1", "0.10.2",
+"0.11.0", "1.0", ... "3.9"), written as a tuple: ``(0, 10, 0)``, ``(1, 0, 0)``, ``(3, 9, 0)``.
+Topic configs, the ``/config/changes`` format and dynamic broker configs differ between lines,
+and a broker fails at start-up on a topic config its own line does not accept, so every write
+follows the rules of the **oldest line a live broker may run** (during a rolling upgrade, the
+not-yet-upgraded brokers).
+
+ZooKeeper holds no software version. Each broker's ``/brokers/ids/<id>`` JSON version is what it
+does hold, chosen by Kafka from the binary and ``inter.broker.protocol.version`` (IBP):
+
+==========  =====================================================================
+ version     written by
+==========  =====================================================================
+ 1, 2        0.8 / 0.9, or any later binary at an IBP before 0.10.0-IV1
+ 3           0.10.0 and 0.10.1
+ 4           0.10.2 to 3.9 (3.x only at an IBP before 2.7)
+ 5           2.7 to 3.9 at IBP 2.7-IV0 or later
+==========  =====================================================================
+
+So the registrations bound each broker's line from below and above. The cluster setting
+``kafkaVersion`` names the oldest line the brokers run exactly; it must fit those bounds. Without
+it the operator takes the lowest line the registrations allow, which never lets a broker fail
+but may refuse a value the brokers would accept (the refusal says to set ``kafkaVersion``).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kafka_zk_operator.domain import errors
+
+KafkaLine = tuple[int, int, int]
+
+#: Every line the operator supports, oldest first (0.8/0.9 have no ``broker.rack``; 4.x no ZooKeeper).
+SUPPORTED_LINES: tuple[KafkaLine, ...] = (
+    (0, 10, 0),
+    (0, 10, 1),
+    (0, 10, 2),
+    (0, 11, 0),
+    (1, 0, 0),
+    (1, 1, 0),
+    *((2, minor, 0) for minor in range(9)),
+    *((3, minor, 0) for minor in range(10)),
+)
+OLDEST_LINE: KafkaLine = SUPPORTED_LINES[0]
+NEWEST_LINE: KafkaLine = SUPPORTED_LINES[-1]
+
+#: ``/brokers/ids`` JSON version → (oldest, newest) line a broker writing it may run.
+_REGISTRATION_RANGES: Mapping[int, tuple[KafkaLine, KafkaLine]] = {
+    1: (OLDEST_LINE, NEWEST_LINE),
+    2: (OLDEST_LINE, NEWEST_LINE),
+    3: ((0, 10, 0), (0, 10, 1)),
+    4: ((0, 10, 2), NEWEST_LINE),
+    5: ((2, 7, 0), NEWEST_LINE),
+}
+_VERSION = re.compile(r"(0)\.(\d+)\.(\d+)(?:\.\d+)?|([1-9]\d*)\.(\d+)(?:\.\d+)?", re.ASCII)
+
+
+def line_name(line: KafkaLine) -> str:
+    """``(0, 10, 2)`` → ``"0.10.2"``, ``(2, 0, 0)`` → ``"2.0"``."""
+    return ".".join(map(str, line)) if line[0] == 0 else f"{line[0]}.{line[1]}"
+
+
+def parse_line(text: str) -> KafkaLine:
+    """The line of a Kafka version: ``"2.0"``, ``"2.0.1"``, ``"0.10.2"`` and ``"0.10.2.2"`` all work.
+
+    :raises ValueError: not a version, or a line the operator does not support (the message says
+        which lines it supports).
+    """
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a Kafka version (e.g. 2.8, 2.8.2, 0.10.2)")
+    if match.group(1) is not None:
+        line: KafkaLine = (0, int(match.group(2)), int(match.group(3)))
+    else:
+        line = (int(match.group(4)), int(match.group(5)), 0)
+    if line not in SUPPORTED_LINES:
+        raise ValueError(
+            f"Kafka {line_name(line)} is not supported: the operator manages ZooKeeper-mode clusters of "
+            f"Kafka {line_name(OLDEST_LINE)} to {line_name(NEWEST_LINE)}"
+        )
+    return line
+
+
+def registration_range(registration_version: int) -> tuple[KafkaLine, KafkaLine]:
+    """The oldest and newest line a broker writing this ``/brokers/ids`` version may run."""
+    return _REGISTRATION_RANGES.get(registration_version, (OLDEST_LINE, NEWEST_LINE))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterLine:
+    """The line whose rules the operator follows for one cluster, and why."""
+
+    line: KafkaLine
+    #: Whether the operator's settings named it (``kafkaVersion``) rather than it being inferred.
+    declared: bool = False
+    #: Why this line: completes "this cluster runs Kafka X (...)" in messages.
+    basis: str = ""
+
+    @property
+    def name(self) -> str:
+        return line_name(self.line)
+
+    def describe(self) -> str:
+        """``"Kafka 2.0 (kafkaVersion in the operator's cluster settings)"``."""
+        return f"Kafka {self.name}" + (f" ({self.basis})" if self.basis else "")
+
+    def at_least(self, line: KafkaLine) -> bool:
+        return self.line >= line
+
+
+#: The rules of the newest line; what pure callers get when they name no cluster.
+NEWEST = ClusterLine(NEWEST_LINE, basis="the newest line the operator supports")
+
+
+def cluster_line(registrations: Mapping[int, int], declared: KafkaLine | None) -> ClusterLine:
+    """The rules in force for a cluster whose live brokers register ``{broker id: JSON version}``.
+
+    :param declared: the cluster's ``kafkaVersion`` setting (the oldest line its brokers run).
+    :raises KafkaLineMismatch: ``declared`` is newer than a live broker's registration allows.
+    """
+    if declared is not None:
+        too_old = sorted(b for b, v in registrations.items() if registration_range(v)[1] < declared)
+        if too_old:
+            versions = sorted({registrations[b] for b in too_old})
+            newest = max(registration_range(v)[1] for v in versions)
+            raise errors.KafkaLineMismatch(
+                f"the operator's settings say this cluster runs Kafka {line_name(declared)} or later "
+                f"(kafkaVersion), but {_brokers_register(too_old)} /brokers/ids "
+                f"v{', v'.join(map(str, versions))}, which only Kafka {line_name(newest)} or older "
+                "writes; set kafkaVersion to the oldest line any broker runs (the operator writes "
+                "nothing until it matches)"
+            )
+        return ClusterLine(declared, declared=True, basis="kafkaVersion in the operator's cluster settings")
+    if not registrations:
+        return ClusterLine(
+            OLDEST_LINE,
+            basis="no broker is registered, so the operator assumes the oldest line it supports; "
+            "set kafkaVersion in the operator's cluster settings to change that",
+        )
+    oldest = min(registrations.values(), key=lambda v: registration_range(v)[0])
+    low, high = registration_range(oldest)
+    brokers = sorted(b for b, v in registrations.items() if v == oldest)
+    span = line_name(low) if low == high else f"{line_name(low)} to {line_name(high)}"
+    return ClusterLine(
+        low,
+        basis=(
+            f"{_brokers_register(brokers)} /brokers/ids "
+            f"v{oldest}, which Kafka {span} writes; set kafkaVersion in the operator's cluster "
+            "settings to the oldest line the brokers run to use its rules"
+        ),
+    )
+
+
+def _brokers_register(ids: list[int]) -> str:
+    """``broker 2 registers`` / ``brokers 2, 3 register``."""
+    names = ", ".join(map(str, ids))
+    return f"broker {names} registers" if len(ids) == 1 else f"brokers {names} register"

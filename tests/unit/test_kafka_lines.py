@@ -1,0 +1,95 @@
+"""Unit tests: the Kafka line a cluster's rules come from (``domain.kafka_lines``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_zk_operator.domain import errors, kafka_lines
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("2.0", (2, 0, 0)),
+        ("2.0.1", (2, 0, 0)),
+        (" 3.9.2 ", (3, 9, 0)),
+        ("0.10.2", (0, 10, 2)),
+        ("0.10.2.2", (0, 10, 2)),
+        ("0.11.0.3", (0, 11, 0)),
+        ("1.0", (1, 0, 0)),
+    ],
+)
+def test_parse_line(text: str, line: kafka_lines.KafkaLine) -> None:
+    assert kafka_lines.parse_line(text) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("4.0", "Kafka 4.0 is not supported"),
+        ("0.9.0.1", "Kafka 0.9.0 is not supported"),
+        ("2.10", "Kafka 2.10 is not supported"),
+        ("0.10", "is not a Kafka version"),
+        ("latest", "is not a Kafka version"),
+        ("", "is not a Kafka version"),
+    ],
+)
+def test_parse_line_refusals(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        kafka_lines.parse_line(text)
+
+
+def test_line_names_round_trip() -> None:
+    assert [
+        kafka_lines.parse_line(kafka_lines.line_name(line)) for line in kafka_lines.SUPPORTED_LINES
+    ] == list(kafka_lines.SUPPORTED_LINES)
+    assert kafka_lines.line_name((0, 10, 1)) == "0.10.1"
+    assert kafka_lines.line_name((3, 9, 0)) == "3.9"
+
+
+@pytest.mark.parametrize(
+    ("registrations", "line"),
+    [
+        ({1: 5, 2: 5, 3: 5}, (2, 7, 0)),
+        ({1: 4, 2: 5}, (0, 10, 2)),  # rolling upgrade: the oldest broker decides
+        ({1: 3, 2: 4}, (0, 10, 0)),
+        ({1: 2}, (0, 10, 0)),  # an IBP before 0.10.0-IV1: any binary
+        ({}, (0, 10, 0)),  # nobody registered: the oldest supported line
+    ],
+)
+def test_inferred_line_is_the_lowest_the_registrations_allow(
+    registrations: dict[int, int], line: kafka_lines.KafkaLine
+) -> None:
+    inferred = kafka_lines.cluster_line(registrations, None)
+    assert inferred.line == line
+    assert not inferred.declared
+    assert "set kafkaVersion" in inferred.basis
+
+
+def test_inferred_basis_names_the_oldest_brokers() -> None:
+    inferred = kafka_lines.cluster_line({1: 5, 2: 4, 3: 4}, None)
+    assert inferred.describe() == (
+        "Kafka 0.10.2 (brokers 2, 3 register /brokers/ids v4, which Kafka 0.10.2 to 3.9 writes; set "
+        "kafkaVersion in the operator's cluster settings to the oldest line the brokers run to use its rules)"
+    )
+
+
+def test_declared_line_wins_when_the_registrations_allow_it() -> None:
+    declared = kafka_lines.cluster_line({1: 4, 2: 5}, (2, 0, 0))
+    assert declared.line == (2, 0, 0)
+    assert declared.declared
+    assert declared.describe() == "Kafka 2.0 (kafkaVersion in the operator's cluster settings)"
+    # Older than the registrations say is allowed: stricter rules never hurt a broker.
+    assert kafka_lines.cluster_line({1: 5}, (0, 10, 0)).line == (0, 10, 0)
+    assert kafka_lines.cluster_line({}, (3, 9, 0)).line == (3, 9, 0)
+
+
+def test_declared_line_newer_than_a_registration_allows_is_refused() -> None:
+    with pytest.raises(errors.KafkaLineMismatch) as caught:
+        kafka_lines.cluster_line({1: 4, 2: 3, 3: 3}, (2, 0, 0))
+    assert caught.value.retryable
+    assert str(caught.value) == (
+        "the operator's settings say this cluster runs Kafka 2.0 or later (kafkaVersion), but brokers 2, 3 "
+        "register /brokers/ids v3, which only Kafka 0.10.1 or older writes; set kafkaVersion to the oldest "
+        "line any broker runs (the operator writes nothing until it matches)"
+    )
