@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.domain import assignment
+from kafka_zk_operator.domain import assignment, errors
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import wait_for
 
@@ -40,13 +41,17 @@ def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
     broker_ids = sorted(cluster.stack.brokers)
     with cluster.zk_session() as client:
         store = ZkStore(client)
-        store.create_topic(unique_topic, assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3), {})
+        store.create_topic(
+            unique_topic, assignment.assign_replicas_to_brokers(store.live_brokers(), 1, 3), {}
+        )
         wait_for(lambda: _led(store, unique_topic), what="a leader for the topic")
         for broker_id in broker_ids:
             cluster.stack.kill_broker(broker_id)
         wait_for(lambda: not client.get_children("/brokers/ids"), what="every broker to be gone")
 
-        assert store.update_entity_config("topics", unique_topic, lambda c: {**c, "max.message.bytes": "1024"})
+        assert store.update_entity_config(
+            "topics", unique_topic, lambda c: {**c, "max.message.bytes": "1024"}
+        )
         newest = max(client.get_children("/config/changes"))
         written = json.loads(client.get(f"/config/changes/{newest}")[0])
         assert written == {"version": 1, "entity_type": "topics", "entity_name": unique_topic}
@@ -62,3 +67,24 @@ def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
         assert not _refused(producer, unique_topic, 100)
     finally:
         producer.close()
+
+
+def test_a_kafka_version_newer_than_the_brokers_registrations_writes_nothing(
+    kafka_cluster_factory: Callable[[str], KafkaCluster], unique_topic: str
+) -> None:
+    """kafkaVersion says 2.0, but real 0.10.0.1 brokers register v3: no notification a 0.10.0
+    broker would die on is written; the operator says what to fix."""
+    cluster = kafka_cluster_factory("0.10.0.1")
+    with cluster.zk_session() as client:
+        setup = ZkStore(client)
+        setup.create_topic(
+            unique_topic, assignment.assign_replicas_to_brokers(setup.live_brokers(), 1, 2), {}
+        )
+        before = sorted(client.get_children("/config/changes"))
+        config_before = client.get(f"/config/topics/{unique_topic}")
+        store = ZkStore(client, kafka_version=(2, 0, 0))
+        with pytest.raises(errors.KafkaLineMismatch, match="brokers 1, 2, 3 register /brokers/ids v3"):
+            store.update_entity_config("topics", unique_topic, lambda c: {**c, "retention.ms": "1000"})
+        assert store.writes == 0
+        assert sorted(client.get_children("/config/changes")) == before
+        assert client.get(f"/config/topics/{unique_topic}")[1].version == config_before[1].version
