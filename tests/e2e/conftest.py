@@ -67,15 +67,21 @@ def scoped_operator(
     log_dir: Path,
     clusters: dict[str, str],
     env: Mapping[str, str] | None = None,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterator[OperatorProcess]:
     """``kzo operator`` serving ``clusters`` (name -> ZooKeeper connect; the first is the default)
-    in ``namespace`` only, with extra ``env``. The session operator watches every namespace, so it
-    is stopped meanwhile."""
+    in ``namespace`` only, with extra ``env`` and extra clusters-file keys per cluster
+    (``settings``, e.g. ``{"old": {"kafkaVersion": "1.1"}}``). The session operator watches every
+    namespace, so it is stopped meanwhile."""
     clusters_file = log_dir / "clusters.yaml"
+    extra = settings or {}
     clusters_file.write_text(
         yaml.safe_dump(
             {
-                "clusters": [{"name": name, "zookeeper": connect} for name, connect in clusters.items()],
+                "clusters": [
+                    {"name": name, "zookeeper": connect, **extra.get(name, {})}
+                    for name, connect in clusters.items()
+                ],
                 "defaultCluster": next(iter(clusters)),
             }
         )

@@ -196,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
             f"kzo {COMMAND}: reading topics", 0, enabled=False if args.quiet else None
         )
         topics, unreadable, warnings = read_topics(store, selection, progress)
+        cluster_line = store.cluster_line()
     imported = topic_import.build(topics, options)
     if args.output_dir is not None:
         _write_files(Path(args.output_dir), imported, connect, when, options)
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         by_name = {t.name: t for t in topics}
         for item in imported:
-            for line in topic_import.topic_notes(by_name[item.topic]):
+            for line in topic_import.topic_notes(by_name[item.topic], cluster_line):
                 zk_reading.note(COMMAND, f"warning: topic {item.topic}: {line}")
         for problem in unreadable:
             zk_reading.note(COMMAND, f"warning: left out {problem}")

@@ -1,39 +1,47 @@
-"""Kafka 3.9 topic-level configuration: every key, its type and validator, and cross-key checks.
+"""Topic-level configuration per Kafka line: every key, its type and validator, and cross-key checks.
 
-Writing ``/config/topics/<t>`` directly skips the broker's ``LogConfig.validate``, and a broker that
-reads a bad value fails log creation or the change notification (reference §5.3, §13 rule 7), so
-the operator validates every config itself before writing. Callers: topic planning (validates
-``spec.config``; compares configs without :data:`OPERATOR_OWNED_KEYS`), the reassignment throttle
-writer (owns the throttle keys), and the CLI.
+Writing ``/config/topics/<t>`` directly skips the broker's ``LogConfig.validate``, and a broker
+builds every topic's ``LogConfig`` from that znode when it starts: a value its own line does not
+accept (``compression.type=zstd`` before 2.1, a ``message.format.version`` it does not know,
+``cleanup.policy=compact,delete`` on 0.10.0) stops it from coming back (reference §5.3, §13 rule 7).
+So the operator validates every config by the rules of the cluster's line
+(``domain.kafka_lines``) before writing. Callers: topic planning (validates ``spec.config``;
+compares configs without :data:`OPERATOR_OWNED_KEYS`), the reassignment throttle writer (owns the
+throttle keys), ``kzo import``.
 
-Ported from apache/kafka 3.9 (``storage/.../log/LogConfig.java`` for types, defaults and ranges;
-``clients/.../config/TopicConfig.java`` for names; ``ConfigDef.parseType`` for parsing;
-``ThrottledReplicaListValidator``, ``CompressionType`` level validators,
-``MetadataVersion.fromVersionString``; ``ServerTopicConfigSynonyms`` for broker-level names).
-Parsing follows ``ConfigDef``: values are trimmed; booleans are ``true``/``false`` in any case;
-lists split on commas with surrounding whitespace, and an empty string is the empty list; choice
-values are case-sensitive.
+Keys, types, defaults and validators come from ``kafka_topic_configs.json``, generated from each
+line's own ``LogConfig`` classes by ``scripts/generate-topic-config-table.py`` and compared with
+the real JVM validation by ``tests/integration/test_topic_config_table.py``. Parsing follows
+``ConfigDef.parseType``: values are trimmed; booleans are ``true``/``false`` in any case; lists
+split on commas with surrounding whitespace, and an empty string is the empty list; choice values
+are case-sensitive. Broker-level synonyms and deprecation notes are Kafka 3.9's
+(``ServerTopicConfigSynonyms``, ``LogConfig`` docs), kept here by hand.
 
-Beyond Kafka: non-ASCII digits and NaN are refused; ``min.insync.replicas`` above the replication
-factor is refused (Kafka accepts it, but then no ``acks=all`` write can succeed); the operator-owned
-throttle keys may not be set in a spec; cross-key checks that need broker defaults (tiered storage
-retention) run only when both keys are given.
+Beyond Kafka: a key the cluster's line does not know is refused (Kafka's own tools refuse it; the
+broker would ignore it), naming the first line that has it; non-ASCII digits and NaN are refused;
+``min.insync.replicas`` above the replication factor is refused (Kafka accepts it, but then no
+``acks=all`` write can succeed); the operator-owned throttle keys may not be set in a spec;
+cross-key checks that need broker defaults (tiered storage retention) run only when both keys
+are given.
 
-Pure: no I/O.
+Pure: no I/O but reading the package's own table once.
 """
 
 from __future__ import annotations
 
 import difflib
 import enum
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain.kafka_lines import ClusterLine, KafkaLine
 
-KafkaVersion = tuple[int, int, int]
 ParsedValue = bool | int | float | str | list[str]
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -67,14 +75,14 @@ ValueCheck = Callable[[ParsedValue], str | None]
 
 @dataclass(frozen=True, slots=True)
 class TopicConfigKey:
-    """One topic-level config as Kafka 3.9 defines it."""
+    """One topic-level config as one Kafka line defines it."""
 
     name: str
     type: ConfigType
     #: Kafka's built-in default as Kafka prints it (brokers may override it with ``server_synonym``).
     default: str
-    #: First Kafka release that knows the key (older brokers ignore it).
-    since: KafkaVersion = (0, 10, 0)
+    #: First Kafka line that knows the key (older brokers ignore it).
+    since: KafkaLine = kafka_lines.OLDEST_LINE
     minimum: int | float | None = None
     maximum: int | float | None = None
     choices: tuple[str, ...] = ()
@@ -85,7 +93,7 @@ class TopicConfigKey:
     deprecated: str | None = None
 
     def problem_with(self, raw: str) -> str | None:
-        """Why Kafka 3.9 would refuse ``raw`` for this key, or ``None`` when it accepts it."""
+        """Why this key's line would refuse ``raw``, or ``None`` when it accepts it."""
         parsed = _parse(self.type, raw)
         if isinstance(parsed, _ParseError):
             return parsed.message
@@ -185,102 +193,138 @@ def _throttled_replicas(value: ParsedValue) -> str | None:
     return "must be '*' or a comma-separated list of partitionId:brokerId entries, e.g. 0:101,1:102"
 
 
-def _metadata_versions() -> frozenset[str]:
-    """Strings ``MetadataVersion.fromVersionString`` (3.9) resolves: releases and release-IVn."""
-    # fmt: off
-    ivs = {
-        "0.8.0": 0, "0.8.1": 0, "0.8.2": 0, "0.9.0": 0, "0.10.0": 2, "0.10.1": 3, "0.10.2": 1,
-        "0.11.0": 3, "1.0": 1, "1.1": 1, "2.0": 2, "2.1": 3, "2.2": 2, "2.3": 2, "2.4": 2, "2.5": 1,
-        "2.6": 1, "2.7": 3, "2.8": 2, "3.0": 2, "3.1": 1, "3.2": 1, "3.3": 4, "3.4": 1, "3.5": 3,
-        "3.6": 3, "3.7": 5, "3.8": 1, "3.9": 1,
-    }  # release -> number of IVn sub-versions (0 = none, e.g. "0.9.0")
-    # fmt: on
-    known = set(ivs)  # every release up to 3.9 is a production release, so its bare name resolves
-    known.update(f"{release}-IV{i}" for release, count in ivs.items() for i in range(count))
-    known.update({"4.0-IV0", "4.0-IV1"})
-    return frozenset(known)
+def _version_check(known: frozenset[str]) -> ValueCheck:
+    """``ApiVersionValidator`` / ``MetadataVersionValidator``: the string names a version the line knows.
+
+    Like ``ApiVersion.apply`` and ``MetadataVersion.fromVersionString``, a version is looked up by
+    its first three segments when it starts with ``0.`` and its first two otherwise (``2.8.1`` is 2.8).
+    """
+
+    def check(value: ParsedValue) -> str | None:
+        assert isinstance(value, str)
+        segments = value.split(".")
+        wanted = 3 if value.startswith("0.") else 2
+        key = value if wanted >= len(segments) else ".".join(segments[:wanted])
+        return None if key in known else "is not a valid Kafka version (e.g. 2.8, 0.10.2-IV0)"
+
+    return check
 
 
-_METADATA_VERSIONS = _metadata_versions()
-
-
-def _message_format_version(value: ParsedValue) -> str | None:
-    assert isinstance(value, str)
-    segments = value.split(".")
-    wanted = 3 if value.startswith("0.") else 2
-    key = value if wanted >= len(segments) else ".".join(segments[:wanted])
-    return None if key in _METADATA_VERSIONS else "is not a valid Kafka version (e.g. 2.8, 0.10.2-IV0)"
-
-
-_B, _I, _L, _D = ConfigType.BOOLEAN, ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE
-_S, _LS = ConfigType.STRING, ConfigType.LIST
-_WEEK_MS, _DAY_MS, _LONG_MAX_TEXT = "604800000", "86400000", str(_LONG_MAX)
-_K = TopicConfigKey
-
-#: Every topic-level config key of Kafka 3.9, in ``LogConfig`` order.
-# fmt: off
-TOPIC_CONFIG_KEYS: Mapping[str, TopicConfigKey] = {
-    key.name: key
-    for key in (
-        _K("segment.bytes", _I, "1073741824", minimum=14, server_synonym="log.segment.bytes"),
-        _K("segment.ms", _L, _WEEK_MS, minimum=1, server_synonym="log.roll.ms"),
-        _K("segment.jitter.ms", _L, "0", minimum=0, server_synonym="log.roll.jitter.ms"),
-        _K("segment.index.bytes", _I, "10485760", minimum=4, server_synonym="log.index.size.max.bytes"),
-        _K("flush.messages", _L, _LONG_MAX_TEXT, minimum=1, server_synonym="log.flush.interval.messages"),
-        _K("flush.ms", _L, _LONG_MAX_TEXT, minimum=0, server_synonym="log.flush.interval.ms"),
-        _K("retention.bytes", _L, "-1", server_synonym="log.retention.bytes"),
-        _K("retention.ms", _L, _WEEK_MS, minimum=-1, server_synonym="log.retention.ms"),
-        _K("max.message.bytes", _I, "1048588", minimum=0, server_synonym="message.max.bytes"),
-        _K("index.interval.bytes", _I, "4096", minimum=0, server_synonym="log.index.interval.bytes"),
-        _K("delete.retention.ms", _L, _DAY_MS, minimum=0, server_synonym="log.cleaner.delete.retention.ms"),
-        _K("min.compaction.lag.ms", _L, "0", since=(0, 10, 1), minimum=0,
-           server_synonym="log.cleaner.min.compaction.lag.ms"),
-        _K("max.compaction.lag.ms", _L, _LONG_MAX_TEXT, since=(2, 3, 0), minimum=1,
-           server_synonym="log.cleaner.max.compaction.lag.ms"),
-        _K("file.delete.delay.ms", _L, "60000", minimum=0, server_synonym="log.segment.delete.delay.ms"),
-        _K("min.cleanable.dirty.ratio", _D, "0.5", minimum=0, maximum=1,
-           server_synonym="log.cleaner.min.cleanable.ratio"),
-        _K("cleanup.policy", _LS, "delete", choices=("compact", "delete"),
-           server_synonym="log.cleanup.policy"),
-        _K("unclean.leader.election.enable", _B, "false", server_synonym="unclean.leader.election.enable"),
-        _K("min.insync.replicas", _I, "1", minimum=1, server_synonym="min.insync.replicas"),
-        _K("compression.type", _S, "producer",
-           choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-           server_synonym="compression.type"),
-        _K("compression.gzip.level", _I, "-1", since=(3, 8, 0), check=_gzip_level,
-           server_synonym="compression.gzip.level"),
-        _K("compression.lz4.level", _I, "9", since=(3, 8, 0), minimum=1, maximum=17,
-           server_synonym="compression.lz4.level"),
-        _K("compression.zstd.level", _I, "3", since=(3, 8, 0), minimum=-131072, maximum=22,
-           server_synonym="compression.zstd.level"),
-        _K("preallocate", _B, "false", server_synonym="log.preallocate"),
-        _K("message.format.version", _S, "3.0-IV1", check=_message_format_version,
-           server_synonym="log.message.format.version",
-           deprecated="deprecated since Kafka 3.0 and ignored when inter.broker.protocol.version >= 3.0"),
-        _K("message.timestamp.type", _S, "CreateTime", choices=("CreateTime", "LogAppendTime"),
-           server_synonym="log.message.timestamp.type"),
-        _K("message.timestamp.difference.max.ms", _L, _LONG_MAX_TEXT, minimum=0,
-           server_synonym="log.message.timestamp.difference.max.ms",
-           deprecated="deprecated since Kafka 3.6; use message.timestamp.before.max.ms "
-           "and message.timestamp.after.max.ms"),
-        _K("message.timestamp.before.max.ms", _L, _LONG_MAX_TEXT, since=(3, 6, 0), minimum=0,
-           server_synonym="log.message.timestamp.before.max.ms"),
-        _K("message.timestamp.after.max.ms", _L, _LONG_MAX_TEXT, since=(3, 6, 0), minimum=0,
-           server_synonym="log.message.timestamp.after.max.ms"),
-        _K(LEADER_THROTTLED_REPLICAS, _LS, "", since=(0, 10, 1), check=_throttled_replicas),
-        _K(FOLLOWER_THROTTLED_REPLICAS, _LS, "", since=(0, 10, 1), check=_throttled_replicas),
-        _K("message.downconversion.enable", _B, "true", since=(2, 0, 0),
-           server_synonym="log.message.downconversion.enable"),
-        _K("remote.storage.enable", _B, "false", since=(3, 0, 0)),
-        _K("local.retention.ms", _L, "-2", since=(3, 0, 0), minimum=-2,
-           server_synonym="log.local.retention.ms"),
-        _K("local.retention.bytes", _L, "-2", since=(3, 0, 0), minimum=-2,
-           server_synonym="log.local.retention.bytes"),
-        _K("remote.log.copy.disable", _B, "false", since=(3, 9, 0)),
-        _K("remote.log.delete.on.disable", _B, "false", since=(3, 9, 0)),
-    )
+#: Broker-level config that provides each key's cluster default (Kafka 3.9's ``ServerTopicConfigSynonyms``).
+_SERVER_SYNONYMS: Mapping[str, str] = {
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "segment.jitter.ms": "log.roll.jitter.ms",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "max.message.bytes": "message.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "cleanup.policy": "log.cleanup.policy",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "min.insync.replicas": "min.insync.replicas",
+    "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "preallocate": "log.preallocate",
+    "message.format.version": "log.message.format.version",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "message.downconversion.enable": "log.message.downconversion.enable",
+    "local.retention.ms": "log.local.retention.ms",
+    "local.retention.bytes": "log.local.retention.bytes",
 }
-# fmt: on
+
+#: Deprecated keys: the first line that deprecates each, and why.
+_DEPRECATIONS: Mapping[str, tuple[KafkaLine, str]] = {
+    "message.format.version": (
+        (3, 0, 0),
+        "deprecated since Kafka 3.0 and ignored when inter.broker.protocol.version >= 3.0",
+    ),
+    "message.timestamp.difference.max.ms": (
+        (3, 6, 0),
+        "deprecated since Kafka 3.6; use message.timestamp.before.max.ms and message.timestamp.after.max.ms",
+    ),
+}
+
+TABLE_FILE = "kafka_topic_configs.json"
+
+
+def _validator_fields(name: str, validator: Mapping[str, Any]) -> dict[str, Any]:
+    """``TopicConfigKey`` fields for one validator of the generated table."""
+    kind = validator.get("kind")
+    if kind == "range":
+        return {"minimum": _bound(validator.get("min")), "maximum": _bound(validator.get("max"))}
+    if kind in ("choices", "list-choices"):
+        return {"choices": tuple(validator["values"])}
+    if kind == "throttled-replicas":
+        return {"check": _throttled_replicas}
+    if kind == "versions":
+        return {"check": _version_check(frozenset(validator["values"]))}
+    if kind == "gzip-level":
+        return {"check": _gzip_level}
+    if kind == "none":
+        return {}
+    raise ValueError(f"{TABLE_FILE}: {name} has a validator of unknown kind {kind!r}; map it in topic_config")
+
+
+def _bound(value: object) -> int | float | None:
+    """A range bound as Kafka prints it: whole numbers as ints (``0``, not ``0.0``)."""
+    if value is None:
+        return None
+    assert isinstance(value, int | float)
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _load_table() -> dict[KafkaLine, dict[str, TopicConfigKey]]:
+    raw = json.loads(resources.files(__package__).joinpath(TABLE_FILE).read_text(encoding="utf-8"))
+    by_line: dict[KafkaLine, dict[str, TopicConfigKey]] = {}
+    since: dict[str, KafkaLine] = {}
+    for name in sorted(raw["lines"], key=kafka_lines.parse_line):
+        line = kafka_lines.parse_line(name)
+        keys: dict[str, TopicConfigKey] = {}
+        for key, spec in raw["lines"][name]["configs"].items():
+            since.setdefault(key, line)
+            deprecated = _DEPRECATIONS.get(key)
+            keys[key] = TopicConfigKey(
+                name=key,
+                type=ConfigType(spec["type"]),
+                default="" if spec["default"] is None else str(spec["default"]),
+                since=since[key],
+                server_synonym=_SERVER_SYNONYMS.get(key),
+                deprecated=deprecated[1] if deprecated is not None and line >= deprecated[0] else None,
+                **_validator_fields(key, spec["validator"]),
+            )
+        by_line[line] = keys
+    missing = set(kafka_lines.SUPPORTED_LINES) - set(by_line)
+    if missing:
+        raise ValueError(f"{TABLE_FILE} lacks lines {sorted(map(kafka_lines.line_name, missing))}")
+    return by_line
+
+
+_BY_LINE = _load_table()
+
+
+def keys_of(line: KafkaLine) -> Mapping[str, TopicConfigKey]:
+    """Every topic-level config key of ``line``, in ``LogConfig`` order."""
+    return _BY_LINE[line]
+
+
+#: Every topic-level config key of the newest line (Kafka 3.9), in ``LogConfig`` order.
+TOPIC_CONFIG_KEYS: Mapping[str, TopicConfigKey] = keys_of(kafka_lines.NEWEST_LINE)
+#: Every key some supported line knows (for "did you mean" hints).
+_ALL_KEYS: frozenset[str] = frozenset(k for keys in _BY_LINE.values() for k in keys)
+
 
 #: Broker-level config names (``ServerTopicConfigSynonyms``, incl. hour/minute variants) → topic key.
 BROKER_NAME_TO_TOPIC_KEY: Mapping[str, str] = {
@@ -315,40 +359,83 @@ def suggest_key(name: str) -> str | None:
 
 
 def find_config_problems(
-    config: Mapping[str, str], replication_factor: int | None = None
+    config: Mapping[str, str],
+    replication_factor: int | None = None,
+    *,
+    line: ClusterLine | KafkaLine = kafka_lines.NEWEST,
 ) -> list[ConfigProblem]:
-    """Every reason Kafka 3.9 (or the operator's policy) refuses ``config``, keys in sorted order.
+    """Every reason the cluster's line (or the operator's policy) refuses ``config``, keys in sorted order.
 
     :param replication_factor: when given, ``min.insync.replicas`` may not exceed it.
+    :param line: the cluster's line (``ZkStore.cluster_line``), or a bare line; Kafka 3.9 by default.
     """
+    cluster = line if isinstance(line, ClusterLine) else ClusterLine(line)
+    keys = keys_of(cluster.line)
     problems: list[ConfigProblem] = []
     parsed: dict[str, ParsedValue] = {}
     for name in sorted(config):
         raw = config[name]
-        key = TOPIC_CONFIG_KEYS.get(name)
-        if key is None:
-            problems.append(ConfigProblem(name, "not a Kafka topic config", suggestion=suggest_key(name)))
-        elif name in OPERATOR_OWNED_KEYS:
+        key = keys.get(name)
+        if name in OPERATOR_OWNED_KEYS:
             problems.append(
                 ConfigProblem(name, "owned by the operator, which sets it during a PartitionReassignment")
             )
+        elif key is None and name in _ALL_KEYS:
+            problems.append(ConfigProblem(name, _not_in_line(name, cluster)))
+        elif key is None:
+            problems.append(ConfigProblem(name, "not a Kafka topic config", suggestion=suggest_key(name)))
         elif (why := key.problem_with(raw)) is not None:
+            newer = _first_line_accepting(name, raw, cluster.line)
+            if newer is not None:
+                why += (
+                    f"; it needs Kafka {kafka_lines.line_name(newer)} or later, and this cluster runs "
+                    f"{cluster.describe()}"
+                )
             problems.append(ConfigProblem(name, why, value=raw))
         else:
             value = _parse(key.type, raw)
             assert not isinstance(value, _ParseError)
             parsed[name] = value
-    problems.extend(_cross_key_problems(parsed, replication_factor))
+    problems.extend(_cross_key_problems(parsed, replication_factor, cluster.line))
     return problems
 
 
-def validate_topic_config(config: Mapping[str, str], replication_factor: int | None = None) -> None:
+def _not_in_line(name: str, cluster: ClusterLine) -> str:
+    """Why a key some other line has is refused on ``cluster``'s line."""
+    later = [line for line in kafka_lines.SUPPORTED_LINES if line > cluster.line and name in _BY_LINE[line]]
+    if later:
+        return (
+            f"needs Kafka {kafka_lines.line_name(later[0])} or later (older brokers ignore it, and Kafka's "
+            f"own tools refuse it); this cluster runs {cluster.describe()}"
+        )
+    last = max(line for line in kafka_lines.SUPPORTED_LINES if name in _BY_LINE[line])
+    return (
+        f"Kafka {kafka_lines.line_name(last)} was the last line with this config; this cluster runs "
+        f"{cluster.describe()}"
+    )
+
+
+def _first_line_accepting(name: str, raw: str, after: KafkaLine) -> KafkaLine | None:
+    """The first line newer than ``after`` that accepts ``raw`` for ``name``, if any."""
+    for line in kafka_lines.SUPPORTED_LINES:
+        key = _BY_LINE[line].get(name)
+        if line > after and key is not None and key.problem_with(raw) is None:
+            return line
+    return None
+
+
+def validate_topic_config(
+    config: Mapping[str, str],
+    replication_factor: int | None = None,
+    *,
+    line: ClusterLine | KafkaLine = kafka_lines.NEWEST,
+) -> None:
     """Raise :class:`~kafka_zk_operator.domain.errors.InvalidConfig` unless ``config`` can be written.
 
     :raises InvalidConfig: the message names every bad key and why, with the likely intended key
-        for unknown ones.
+        for unknown ones and the first line that accepts what the cluster's line does not.
     """
-    problems = find_config_problems(config, replication_factor)
+    problems = find_config_problems(config, replication_factor, line=line)
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise errors.InvalidConfig(
@@ -356,29 +443,31 @@ def validate_topic_config(config: Mapping[str, str], replication_factor: int | N
         )
 
 
-def config_warnings(config: Mapping[str, str]) -> list[str]:
-    """Sentences about valid but questionable keys (deprecated ones), keys in sorted order."""
+def config_warnings(config: Mapping[str, str], *, line: KafkaLine = kafka_lines.NEWEST_LINE) -> list[str]:
+    """Sentences about valid but questionable keys (deprecated on ``line``), keys in sorted order."""
+    keys = keys_of(line)
     return [
         f"Config {name} is {key.deprecated}."
         for name in sorted(config)
-        if (key := TOPIC_CONFIG_KEYS.get(name)) is not None and key.deprecated
+        if (key := keys.get(name)) is not None and key.deprecated
     ]
 
 
-def keys_unknown_to(config: Mapping[str, str], kafka_version: KafkaVersion) -> list[str]:
+def keys_unknown_to(config: Mapping[str, str], kafka_version: tuple[int, ...]) -> list[str]:
     """Keys of ``config`` that a broker of ``kafka_version`` does not know (it would ignore them)."""
-    return sorted(
-        name
-        for name in config
-        if (key := TOPIC_CONFIG_KEYS.get(name)) is not None and key.since > kafka_version
-    )
+    line = max(line for line in kafka_lines.SUPPORTED_LINES if line <= kafka_version)
+    return sorted(name for name in config if name in _ALL_KEYS and name not in _BY_LINE[line])
 
 
 def _cross_key_problems(
-    parsed: Mapping[str, ParsedValue], replication_factor: int | None
+    parsed: Mapping[str, ParsedValue], replication_factor: int | None, line: KafkaLine
 ) -> list[ConfigProblem]:
-    """``LogConfig.validateValues`` plus the ZooKeeper-mode checks of ``validateTopicLogConfigValues``."""
+    """``LogConfig.validateValues`` plus the ZooKeeper-mode checks of ``validateTopicLogConfigValues``,
+    and the local-retention checks the 3.0 to 3.5 ``LogConfig`` constructor makes at broker start."""
     problems: list[ConfigProblem] = []
+    checked_at_start = _LOCAL_RETENTION_AT_START[0] <= line <= _LOCAL_RETENTION_AT_START[1]
+    if checked_at_start:
+        problems.extend(_local_retention_at_start(parsed))
     min_lag = _as_int(parsed.get("min.compaction.lag.ms"), 0)
     max_lag = _as_int(parsed.get("max.compaction.lag.ms"), _LONG_MAX)
     if min_lag > max_lag:
@@ -391,7 +480,7 @@ def _cross_key_problems(
         if parsed.get(name) is True:
             problems.append(ConfigProblem(name, "cannot be true in a ZooKeeper-mode cluster", value="true"))
     if parsed.get("remote.storage.enable") is True:
-        problems.extend(_tiered_storage_problems(parsed))
+        problems.extend(_tiered_storage_problems(parsed, retention_checked=checked_at_start))
     min_isr = parsed.get("min.insync.replicas")
     if replication_factor is not None and isinstance(min_isr, int) and min_isr > replication_factor:
         problems.append(
@@ -404,17 +493,53 @@ def _cross_key_problems(
     return problems
 
 
-def _tiered_storage_problems(parsed: Mapping[str, ParsedValue]) -> list[ConfigProblem]:
+def _tiered_storage_problems(
+    parsed: Mapping[str, ParsedValue], *, retention_checked: bool
+) -> list[ConfigProblem]:
     problems: list[ConfigProblem] = []
     policy = parsed.get("cleanup.policy")
     if isinstance(policy, list) and any("compact" in item.lower() for item in policy):
         problems.append(ConfigProblem("remote.storage.enable", "is not supported for compacted topics"))
     pairs = (("local.retention.bytes", "retention.bytes"), ("local.retention.ms", "retention.ms"))
-    for local_name, total_name in pairs:
+    for local_name, total_name in () if retention_checked else pairs:
         local, total = parsed.get(local_name), parsed.get(total_name)
         if not isinstance(local, int) or not isinstance(total, int) or total < 0 or local == -2:
             continue  # Kafka's defaults (known only to the brokers) decide; the brokers check those
         if local == -1:
+            problems.append(
+                ConfigProblem(local_name, f"cannot be -1 when {total_name} is {total}", value="-1")
+            )
+        elif local > total:
+            problems.append(ConfigProblem(local_name, f"{local} is larger than {total_name} ({total})"))
+    return problems
+
+
+#: Lines whose ``LogConfig`` constructor checks local.retention.* against retention.* whenever a
+#: broker loads a topic, tiered storage enabled or not (3.6 moved the check to validation).
+_LOCAL_RETENTION_AT_START: tuple[KafkaLine, KafkaLine] = ((3, 0, 0), (3, 5, 0))
+
+
+def _local_retention_at_start(parsed: Mapping[str, ParsedValue]) -> list[ConfigProblem]:
+    """Kafka 3.0-3.5 ``LogConfig.localRetentionMs/Bytes``: a local value other than -2 must not be -1
+    unless the total is, and must not exceed the total. The total is the topic's own or else the
+    broker's default, which the operator cannot read, so it must be given alongside."""
+    problems: list[ConfigProblem] = []
+    pairs = (("local.retention.bytes", "retention.bytes"), ("local.retention.ms", "retention.ms"))
+    for local_name, total_name in pairs:
+        local, total = parsed.get(local_name), parsed.get(total_name)
+        if not isinstance(local, int) or local == -2:
+            continue
+        if not isinstance(total, int):
+            problems.append(
+                ConfigProblem(
+                    local_name,
+                    f"Kafka 3.0 to 3.5 brokers check it against {total_name} when they start, and "
+                    f"without {total_name} in spec.config that is the brokers' own default, which the "
+                    f"operator cannot see: set {total_name} too, or leave {local_name} at -2",
+                    value=str(local),
+                )
+            )
+        elif local == -1 and total != -1:
             problems.append(
                 ConfigProblem(local_name, f"cannot be -1 when {total_name} is {total}", value="-1")
             )

@@ -33,7 +33,8 @@ from typing import Any
 
 import yaml
 
-from kafka_zk_operator.domain import k8s_names, topic_config, topic_names
+from kafka_zk_operator.domain import k8s_names, kafka_lines, topic_config, topic_names
+from kafka_zk_operator.domain.kafka_lines import ClusterLine
 from kafka_zk_operator.domain.model import TopicAssignment
 from kafka_zk_operator.domain.replica_views import ReassignmentView, Replicas, replicas_as_of
 
@@ -115,8 +116,11 @@ def build(topics: Sequence[ExistingTopic], options: ImportOptions) -> list[Impor
     ]
 
 
-def topic_notes(topic: ExistingTopic) -> list[str]:
-    """Why the operator may not adopt ``topic`` as imported (empty when it will)."""
+def topic_notes(topic: ExistingTopic, line: ClusterLine = kafka_lines.NEWEST) -> list[str]:
+    """Why the operator may not adopt ``topic`` as imported (empty when it will).
+
+    :param line: the cluster's Kafka line, whose rules the topic's config must follow.
+    """
     notes: list[str] = []
     reason = topic_names.invalid_reason(topic.name)
     if reason is not None:
@@ -141,7 +145,7 @@ def topic_notes(topic: ExistingTopic) -> list[str]:
             "and the resource may report ReassignmentInProgress until the move completes"
         )
     config = topic.spec_config
-    problems = topic_config.find_config_problems(config, topic.replication_factor)
+    problems = topic_config.find_config_problems(config, topic.replication_factor, line=line)
     if problems:
         notes.append("the operator refuses this config: " + "; ".join(str(p) for p in problems))
     if len(config) > MAX_CONFIG_ENTRIES:

@@ -25,7 +25,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_zk_operator.domain import assignment as kafka_assignment
-from kafka_zk_operator.domain import errors, topic_config, topic_names
+from kafka_zk_operator.domain import errors, kafka_lines, topic_config, topic_names
+from kafka_zk_operator.domain.kafka_lines import ClusterLine
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
 from kafka_zk_operator.domain.topic_placement import Placement
 
@@ -179,6 +180,7 @@ def plan_topic(
     rack_aware_mode: kafka_assignment.RackAwareMode = kafka_assignment.RackAwareMode.ENFORCED,
     rng: random.Random | None = None,
     placer: Placer | None = None,
+    cluster_line: ClusterLine = kafka_lines.NEWEST,
 ) -> TopicPlan:
     """Plan the writes that make ``observed`` match ``desired``. No side effects.
 
@@ -193,10 +195,12 @@ def plan_topic(
         assignment.
     :param placer: places new partitions instead of Kafka's algorithm (``spec.placement:
         Balanced``); it may answer ``None``, and then Kafka's algorithm is used.
+    :param cluster_line: the Kafka line whose rules ``spec.config`` must follow (the oldest line a
+        live broker runs, ``ZkStore.cluster_line``); Kafka 3.9's by default.
     :raises InvalidTopicName: illegal, reserved, or colliding with an existing topic.
     :raises InvalidPartitions: fewer than one partition.
     :raises InvalidReplicationFactor: below one, or above the number of live brokers.
-    :raises InvalidConfig: a config Kafka would refuse.
+    :raises InvalidConfig: a config the cluster's Kafka line would refuse.
     :raises InvalidSpec: an explicit assignment with wrong partition ids, wrong replica counts,
         duplicate or unregistered brokers; only some brokers have a rack (enforced mode).
     :raises NotSupported: fewer partitions than Kafka has (with ``REVERT``), or a different
@@ -206,8 +210,8 @@ def plan_topic(
     :raises TopicBeingDeleted: the topic is queued for deletion.
     :raises MalformedZnode: the topic znode's partition ids are not ``0 .. N-1``.
     """
-    _validate_desired(desired)
-    warnings = tuple(topic_config.config_warnings(desired.config))
+    _validate_desired(desired, cluster_line)
+    warnings = tuple(topic_config.config_warnings(desired.config, line=cluster_line.line))
     if observed is not None and observed.marked_for_deletion:
         raise errors.TopicBeingDeleted(
             f"Topic '{desired.name}' is queued for deletion (/admin/delete_topics/{desired.name} exists); "
@@ -238,7 +242,7 @@ def plan_topic(
 # --- validation of the spec alone ---------------------------------------------------------------
 
 
-def _validate_desired(desired: DesiredTopic) -> None:
+def _validate_desired(desired: DesiredTopic, cluster_line: ClusterLine) -> None:
     topic_names.validate_topic_name(desired.name)
     if desired.partitions < 1:
         raise errors.InvalidPartitions(
@@ -249,7 +253,7 @@ def _validate_desired(desired: DesiredTopic) -> None:
             f"Topic '{desired.name}' needs a replication factor of at least 1 "
             f"(got {desired.replication_factor})."
         )
-    topic_config.validate_topic_config(desired.config, desired.replication_factor)
+    topic_config.validate_topic_config(desired.config, desired.replication_factor, line=cluster_line)
     if desired.assignment is not None:
         _validate_assignment_shape(desired)
 

@@ -198,6 +198,7 @@ def reconcile_topic(
                 existing_topics=store.topic_names() if snapshot is None else (),
                 rng=rng,
                 placer=views.placer(topic, brokers) if views is not None else None,
+                cluster_line=store.cluster_line(),
             )
             _apply(store, plan, snapshot)
             if views is not None:

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Write ``operator/kafka_zk_operator/domain/kafka_topic_configs.json`` from each Kafka line's own classes.
+
+For every line the operator supports (``devstack.topic_config_facts.RELEASES``: the newest patch of
+each line, 0.10.0.1 to 3.9.2) the jars are fetched from Maven Central (cached), the line's
+``LogConfig`` definition is read by ``TopicConfigFacts dump`` in a JVM, and the result is written
+as one checked-in table that ``domain.topic_config`` loads. A validator the table cannot express
+stops the script: map it in ``TopicConfigFacts.java`` and ``domain/topic_config.py`` first.
+``tests/integration/test_topic_config_table.py`` re-runs the dump for the lines ``make test`` runs
+and compares.
+
+Usage: ``.venv/bin/python scripts/generate-topic-config-table.py`` (first run: ~20 s a line to
+fetch the jars; later runs ~1 min for all 25 lines on a 2-core machine).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kafka_zk_operator.devstack.topic_config_facts import RELEASES, LineFacts
+
+TABLE = (
+    Path(__file__).resolve().parents[1]
+    / "operator"
+    / "kafka_zk_operator"
+    / "domain"
+    / "kafka_topic_configs.json"
+)
+KNOWN_KINDS = {"range", "choices", "list-choices", "throttled-replicas", "versions", "gzip-level", "none"}
+
+
+def render(lines: dict[str, dict[str, Any]]) -> str:
+    """The table as JSON with one config key a line, so that a new Kafka line reads as a small diff."""
+    out = [
+        "{",
+        '"source": "scripts/generate-topic-config-table.py: each line\'s LogConfig (kafka.log.LogConfig, '
+        'org.apache.kafka.storage.internals.log.LogConfig) read by devstack/assets/TopicConfigFacts.java",',
+        '"lines": {',
+    ]
+    for i, (name, facts) in enumerate(lines.items()):
+        out.append(
+            f'{json.dumps(name)}: {{"release": {json.dumps(facts["release"])}, "class": {json.dumps(facts["class"])}, "configs": {{'
+        )
+        keys = list(facts["configs"].items())
+        for j, (key, spec) in enumerate(keys):
+            out.append(f"  {json.dumps(key)}: {json.dumps(spec)}" + ("," if j < len(keys) - 1 else ""))
+        out.append("}}" + ("," if i < len(lines) - 1 else ""))
+    out.extend(["}", "}", ""])
+    return "\n".join(out)
+
+
+def main() -> int:
+    lines: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as work:
+        for name, release in RELEASES.items():
+            print(f"Kafka {release} ...", file=sys.stderr, flush=True)
+            facts = LineFacts(release, Path(work)).dump()
+            odd = {
+                k: v["validator"]
+                for k, v in facts["configs"].items()
+                if v["validator"]["kind"] not in KNOWN_KINDS
+            }
+            if odd:
+                print(f"Kafka {release}: validators the table cannot express yet: {odd}", file=sys.stderr)
+                return 1
+            lines[name] = facts
+    TABLE.write_text(render(lines), encoding="utf-8")
+    json.loads(TABLE.read_text(encoding="utf-8"))  # it must stay valid JSON
+    print(f"wrote {TABLE} ({len(lines)} lines)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
