@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
+
+from kafka_zk_operator.devstack import artifacts, java
 
 T = TypeVar("T")
 
@@ -52,3 +56,19 @@ def alter_topic_config(admin: Any, topic: str, configs: dict[str, Any], *, timeo
         wait_for(attempt, timeout=timeout, interval=0.5, what=f"Kafka to accept the config change of {topic}")
     except AssertionError as exc:
         raise AssertionError(f"{exc}; last answer: {errors[-1] if errors else None}") from None
+
+
+def kafka_tool(version: str, main_class: str, zk_connect: str, workdir: Path, *args: str) -> str:
+    """Run one of Kafka ``version``'s own ``--zookeeper`` tools (e.g. ``kafka.admin.ConfigCommand``);
+    its standard output."""
+    log4j = java.write_log4j(workdir / "log4j.properties")
+    argv = java.java_argv(
+        artifacts.kafka_libs(version),
+        main_class,
+        ["--zookeeper", zk_connect, *args],
+        heap="256m",
+        log4j=log4j,
+    )
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return done.stdout

@@ -41,7 +41,9 @@ from kafka_zk_operator.domain import topic_config as tc
 
 TABLE = json.loads((Path(tc.__file__).parent / tc.TABLE_FILE).read_text(encoding="utf-8"))
 #: The line of each release ``make test`` runs.
-TESTED: dict[str, str] = {kafka_lines.line_name(kafka_lines.parse_line(v)): v for v in artifacts.TESTED_KAFKA_VERSIONS}
+TESTED: dict[str, str] = {
+    kafka_lines.line_name(kafka_lines.parse_line(v)): v for v in artifacts.TESTED_KAFKA_VERSIONS
+}
 
 TESTED_LINES: list[str] = sorted(TESTED, key=kafka_lines.parse_line)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,10 +28,9 @@ from kafka.admin import (
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes
-from kafka_zk_operator.devstack import artifacts, java
 from kafka_zk_operator.domain import model
 from tests.conftest import LEGACY_KAFKA_VERSIONS, kafka_version_tuple
-from tests.integration.helpers import alter_topic_config
+from tests.integration.helpers import alter_topic_config, kafka_tool
 
 pytestmark = pytest.mark.integration
 
@@ -366,20 +364,6 @@ def test_in_flight_reassignment_written_by_the_controller(
 # --------------------------------------------------------------------------- older Kafka lines
 
 
-def _kafka_tool(version: str, main_class: str, zk_connect: str, workdir: Path, *args: str) -> None:
-    """Run one of Kafka ``version``'s own ``--zookeeper`` tools (e.g. ``kafka.admin.ConfigCommand``)."""
-    log4j = java.write_log4j(workdir / "log4j.properties")
-    argv = java.java_argv(
-        artifacts.kafka_libs(version),
-        main_class,
-        ["--zookeeper", zk_connect, *args],
-        heap="256m",
-        log4j=log4j,
-    )
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, (done.stdout, done.stderr)
-
-
 def _kafka_creates_topic(
     cluster: Any, topic: str, partitions: int, rf: int, configs: dict[str, str], workdir: Path
 ) -> None:
@@ -392,7 +376,7 @@ def _kafka_creates_topic(
             admin.close()
         return
     config_args = [arg for key, value in configs.items() for arg in ("--config", f"{key}={value}")]
-    _kafka_tool(
+    kafka_tool(
         cluster.kafka_version,
         "kafka.admin.TopicCommand",
         cluster.zk_connect,
@@ -534,7 +518,7 @@ def test_every_znode_an_older_line_writes_decodes_and_round_trips(
         _kafka_creates_topic(cluster, unique_topic, 2, 3, {}, tmp_path)
         _wait_for_states(zk, unique_topic, 2)
         last = _last_sequence(zk)
-        _kafka_tool(
+        kafka_tool(
             version,
             "kafka.admin.ConfigCommand",
             cluster.zk_connect,

@@ -19,7 +19,7 @@ import pytest
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, kafka_lines
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
 from kafka_zk_operator.service import plan_offload, reassignment_offload, reassignments
 from tests.unit.test_reassignment_offload import FakeOffload
@@ -44,6 +44,7 @@ class FakeZk:
         self.lose_election_reply = False
         self.leaders: dict[tuple[str, int], int] = {}
         self.writes = 0
+        self.line = kafka_lines.NEWEST
 
     # reads
     def live_brokers(self) -> list[Broker]:
@@ -57,6 +58,12 @@ class FakeZk:
 
     def topics_marked_for_deletion(self) -> list[str]:
         return []
+
+    def is_marked_for_deletion(self, topic: str) -> bool:
+        return False
+
+    def cluster_line(self) -> kafka_lines.ClusterLine:
+        return self.line
 
     def read_assignment(self, topic: str) -> Versioned[TopicAssignment] | None:
         if topic not in self.topics:
@@ -615,3 +622,23 @@ def test_an_approval_naming_another_proposal_is_pointed_out(zk: FakeZk, journal:
     assert api.body["status"]["phase"] == "ProposalReady" and zk.writes == 0
     assert "kafka.zk-operator.io/approve=0123abcd names another proposal" in message
     assert f"kafka.zk-operator.io/approve={proposal}" in message and "1 replica move)" in message
+
+
+def test_a_throttle_on_a_line_without_throttles_waits_for_the_spec_and_writes_nothing(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    """Kafka 0.10.0 has no replication throttles and dies on a v2 notification for broker configs."""
+    zk.line = kafka_lines.cluster_line({1: 3, 2: 3, 3: 3}, None)
+    configs_before = dict(zk.configs)
+    api = FakeApi(body(partitions=MOVES, throttle=100), journal)
+    result = step(api, zk)
+    status = api.body["status"]
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (ready["reason"], status["progress"].get("batchStartedAt")) == ("NotSupported", None), status
+    assert "spec.throttle needs Kafka 0.10.1 or later" in ready["message"]
+    assert "Remove spec.throttle to move without one." in ready["message"]
+    assert "NotSupported" in [e.reason for e in result.events]
+    assert zk.writes == 0 and zk.reassign is None and zk.configs == configs_before
+    del api.body["spec"]["throttle"]  # what the message asks for
+    step(api, zk)
+    assert zk.reassign is not None and zk.configs == configs_before

@@ -91,6 +91,9 @@ class IgnoringStore:
     def pending_reassignment(self) -> None:
         return None
 
+    def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
+        return False, None
+
     def broker_ids(self) -> list[int]:
         return [1, 2]
 

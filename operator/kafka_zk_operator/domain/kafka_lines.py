@@ -162,3 +162,19 @@ def _brokers_register(ids: list[int]) -> str:
     """``broker 2 registers`` / ``brokers 2, 3 register``."""
     names = ", ".join(map(str, ids))
     return f"broker {names} registers" if len(ids) == 1 else f"brokers {names} register"
+
+
+#: The first line with replication throttles and dynamic broker configs (KIP-73).
+FIRST_THROTTLE_LINE: KafkaLine = (0, 10, 1)
+#: The first line whose controller parses ``/admin/reassign_partitions`` strictly (Jackson).
+STRICT_REASSIGNMENT_PARSING: KafkaLine = (2, 0, 0)
+
+
+def unparseable_reassignment_effect(line: ClusterLine) -> str:
+    """What the controller of ``line`` does with an ``/admin/reassign_partitions`` it cannot parse."""
+    if line.at_least(STRICT_REASSIGNMENT_PARSING):
+        return "Kafka ignores it (2.0 and later log 'Ignoring partition reassignment due to invalid json')"
+    return (
+        f"this cluster runs {line.describe()}, whose controller parses it leniently and may still move "
+        "what it can read (strict parsing came with 2.0)"
+    )

@@ -86,6 +86,9 @@ class ObservedTopic:
     #: The topic appears in ``/admin/reassign_partitions`` (the topic znode's adding/removing
     #: replicas are checked as well).
     in_reassignment: bool = False
+    #: Why ``/admin/reassign_partitions`` could not be read (then ``in_reassignment`` is True: the
+    #: topic may be moving, so partitions and the replication factor wait; the rest is applied).
+    reassignment_note: str | None = None
 
     @property
     def is_reassigning(self) -> bool:
@@ -405,6 +408,12 @@ def _plan_grow(
     placer: Placer | None,
 ) -> GrowPartitions:
     count = current.partition_count
+    if observed.reassignment_note is not None:
+        raise errors.ReassignmentInProgress(
+            f"Topic '{desired.name}' can grow from {count} to {desired.partitions} partitions only once "
+            f"/admin/reassign_partitions can be read ({observed.reassignment_note}); if no reassignment is "
+            "running, whoever wrote it should delete it."
+        )
     if observed.is_reassigning:
         raise errors.ReassignmentInProgress(
             f"Topic '{desired.name}' is being reassigned; its partitions can only be increased from {count} "

@@ -147,9 +147,12 @@ def apply_throttle(store: ZkStore, record: ThrottleRecord) -> None:
             "brokers", str(previous.broker), partial(apply_broker_config, rate=record.rate)
         )
     for added in record.topics:
-        if store.read_assignment(added.topic) is None:
-            continue  # deleted meanwhile: never recreate its config
-        store.update_entity_config("topics", added.topic, partial(apply_topic_config, added=added))
+        if store.is_marked_for_deletion(added.topic):
+            continue  # Kafka is deleting it: nothing to move, and its config goes with it
+        try:
+            store.update_entity_config("topics", added.topic, partial(apply_topic_config, added=added))
+        except errors.TopicBeingDeleted:
+            continue  # deleted meanwhile: its config is never re-created (the store checks)
 
 
 def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
@@ -163,7 +166,10 @@ def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
     for added in record.topics:
         if store.read_topic_config(added.topic) is None:
             continue
-        store.update_entity_config("topics", added.topic, partial(restore_topic_config, added=added))
+        try:
+            store.update_entity_config("topics", added.topic, partial(restore_topic_config, added=added))
+        except errors.TopicBeingDeleted:
+            continue  # deleted meanwhile: its config went with it
 
 
 # ------------------------------------------------------------------ submission and leaders

@@ -41,7 +41,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
 )
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, kafka_lines
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeOwner
@@ -415,10 +415,12 @@ class _Run:
 
     def wait_external(self, phase: Phase, owner: ZnodeOwner) -> None:
         if owner is ZnodeOwner.INVALID:
+            effect = kafka_lines.unparseable_reassignment_effect(self.zk().cluster_line())
             text = (
-                "/admin/reassign_partitions holds data Kafka cannot parse: Kafka ignores it, and no reassignment "
-                "can start while it exists. Check who wrote it and delete it by hand; Kafka's controller then "
-                "ignores new reassignments until it changes (delete /controller to elect a new one)."
+                f"/admin/reassign_partitions holds data the operator cannot parse: {effect}, and no "
+                "reassignment can start while it exists. Check who wrote it and delete it by hand; Kafka's "
+                "controller then ignores new reassignments until it changes (delete /controller to elect a "
+                "new one)."
             )
         else:
             text = (
@@ -581,8 +583,17 @@ class _Run:
         )
 
     def ensure_throttle(self, current: int, rate: int, batch: Sequence[PartitionMove]) -> None:
-        """Throttle exactly this batch; the record reaches the status before ZooKeeper changes."""
+        """Throttle exactly this batch; the record reaches the status before ZooKeeper changes.
+
+        :raises NotSupported: the cluster's line has no replication throttles (0.10.0).
+        """
         store = self.zk()
+        line = store.cluster_line()
+        if not line.at_least(kafka_lines.FIRST_THROTTLE_LINE):
+            raise errors.NotSupported(
+                "spec.throttle needs Kafka 0.10.1 or later (replication throttles, KIP-73); this cluster "
+                f"runs {line.describe()}. Remove spec.throttle to move without one."
+            )
         record = record_from_fields(self.status.get("throttle"))
         if record is not None and record.batch == current:
             execution.apply_throttle(store, record)  # idempotent: a crash may have cut it short

@@ -90,6 +90,7 @@ def _observed(snapshot: TopicSnapshot | None, store: ZkStore, topic: str) -> Obs
             config=snapshot.config.value if snapshot.config is not None else {},
             marked_for_deletion=snapshot.marked_for_deletion,
             in_reassignment=snapshot.in_reassignment_znode,
+            reassignment_note=snapshot.reassignment_znode_problem,
         )
     config = store.read_topic_config(topic)
     marked = store.is_marked_for_deletion(topic)
@@ -457,11 +458,10 @@ def _deletion_ignored(
         return False  # the cheap check first: every other line removes markers itself
     assignment = versioned.value
     partitions = sorted(assignment.partitions)
-    pending = store.pending_reassignment()
     facts = topic_deletion.DeletionFacts(
         controller_registration_version=version,
         requested_at=requested_at,
-        in_reassignment=pending is not None and any(entry.topic == topic for entry in pending.value),
+        in_reassignment=store.maybe_in_reassignment(topic)[0],
         replica_brokers=frozenset(b for replicas in assignment.partitions.values() for b in replicas),
         live_brokers=frozenset(store.broker_ids()),
         states=store.partition_states(topic, partitions),

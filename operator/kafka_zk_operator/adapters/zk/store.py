@@ -7,7 +7,11 @@ Rules it enforces (``shared/reference/kafka-zookeeper.md`` §12-13):
 - ``topic_id``, ``adding_replicas``, ``removing_replicas`` and unknown fields survive rewrites;
 - partition ``state`` znodes are only read; partition counts only grow;
 - ``/admin/reassign_partitions`` is only ever created (never set or deleted);
-- nothing is written while the cluster is migrating to KRaft.
+- nothing is written while the cluster is migrating to KRaft, and every write transaction checks
+  the ``/controller_epoch`` version the KRaft guard read, so a controller change in between fails
+  the write instead of letting it land (:meth:`ZkStore.ensure_writable`);
+- a topic's config znode is only written while its topic znode exists (never re-created for a
+  topic Kafka just deleted), and missing parents (``/config/brokers`` on 0.10.1-1.0) are created.
 
 Every write increments ``writes`` (one per transaction or single-znode write) so callers and the
 benchmarks can prove that a no-op resync writes nothing.
@@ -18,10 +22,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
@@ -55,8 +59,12 @@ class TopicSnapshot:
     assignment: Versioned[model.TopicAssignment]
     config: Versioned[dict[str, str]] | None
     marked_for_deletion: bool
+    #: The topic is in ``/admin/reassign_partitions`` - or may be: see ``reassignment_znode_problem``.
     in_reassignment_znode: bool
     states: Mapping[int, model.PartitionState] = field(default_factory=dict)
+    #: Why ``/admin/reassign_partitions`` could not be read (someone else wrote data that does not
+    #: parse); the topic then counts as possibly being reassigned, and the rest of the read stands.
+    reassignment_znode_problem: str | None = None
 
 
 class ZkStore:
@@ -112,8 +120,17 @@ class ZkStore:
         return kafka_acls(path, self.secure_acls)
 
     # ------------------------------------------------------------------ guards
-    def ensure_writable(self) -> None:
-        """Refuse to write when the cluster is (moving to) KRaft, as Kafka's own writers do."""
+    def ensure_writable(self) -> int | None:
+        """Refuse to write when the cluster is (moving to) KRaft, as Kafka's own writers do.
+
+        Returns the ``/controller_epoch`` version read *before* the guard's other reads (None in a
+        chroot where no controller was ever elected). Every write transaction checks it
+        (:meth:`_transaction`): any controller change since - a KRaft controller taking over among
+        them, which rewrites the epoch - fails the write, and the caller re-reads. Kafka's 3.x
+        config writer checks ``/controller``'s version instead; the epoch also moves when an
+        ephemeral ``/controller`` is re-created at version 0 and while no controller is registered.
+        """
+        epoch = self._get(znodes_cluster.CONTROLLER_EPOCH_PATH)
         if self._exists(znodes_cluster.MIGRATION_PATH):
             raise errors.KRaftMigrationDetected(
                 "the cluster is migrating to KRaft (/migration exists): ZooKeeper is no longer the "
@@ -125,6 +142,16 @@ class ZkStore:
                 f"a KRaft controller (id {controller.broker_id}) owns /controller; "
                 "the operator writes nothing"
             )
+        return None if epoch is None else epoch[1].version
+
+    def _transaction(self) -> tuple[Any, list[str]]:
+        """A transaction that starts with the KRaft guard's ``/controller_epoch`` check, and its paths."""
+        epoch_version = self.ensure_writable()
+        tx = self.client.transaction()
+        if epoch_version is None:
+            return tx, []
+        tx.check(znodes_cluster.CONTROLLER_EPOCH_PATH, epoch_version)
+        return tx, [znodes_cluster.CONTROLLER_EPOCH_PATH]
 
     # ------------------------------------------------------------------ cluster reads
     def controller(self) -> znodes_cluster.ControllerRegistration | None:
@@ -220,8 +247,7 @@ class ZkStore:
         assignment = self.read_assignment(topic)
         if assignment is None:
             return None
-        pending = self.pending_reassignment()
-        moving = pending is not None and any(entry.topic == topic for entry in pending.value)
+        moving, problem = self.maybe_in_reassignment(topic)
         states = self.partition_states(topic, sorted(assignment.value.partitions)) if with_states else {}
         return TopicSnapshot(
             name=topic,
@@ -230,6 +256,7 @@ class ZkStore:
             marked_for_deletion=self.is_marked_for_deletion(topic),
             in_reassignment_znode=moving,
             states=states,
+            reassignment_znode_problem=problem,
         )
 
     def topic_znode_version(self) -> int:
@@ -262,7 +289,7 @@ class ZkStore:
             the next read finds the topic and adopts it).
         :raises TopicBeingDeleted: a deletion of that name is still in progress.
         """
-        self.ensure_writable()
+        tx, paths = self._transaction()
         if self.is_marked_for_deletion(topic):
             raise errors.TopicBeingDeleted(
                 f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
@@ -276,7 +303,6 @@ class ZkStore:
         config_path = znodes_config.ConfigEntityZNode.path("topics", topic)
         config_data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
         existing_config = self._get(config_path)
-        tx = self.client.transaction()
         if existing_config is None:
             tx.create(config_path, config_data, acl=self._acl(config_path))
         else:  # a leftover config without a topic (e.g. an interrupted create): replace it, versioned
@@ -287,7 +313,7 @@ class ZkStore:
             acl=self._acl(topic_path),
         )
         try:
-            self._commit(tx, [config_path, topic_path])
+            self._commit(tx, [*paths, config_path, topic_path])
         except errors.ResourceConflict as conflict:  # NodeExists: someone else was faster
             raise errors.VersionConflict(
                 f"topic {topic!r} was created by someone else while the operator was creating it "
@@ -307,11 +333,15 @@ class ZkStore:
         :raises ReassignmentInProgress / TopicBeingDeleted: not safe now; retry later.
         :raises VersionConflict: the znode changed since ``expected`` was read.
         """
-        self.ensure_writable()
+        tx, paths = self._transaction()
         current = expected.value
-        if current.is_reassigning or self._in_reassignment(topic):
+        moving, problem = self.maybe_in_reassignment(topic)
+        if current.is_reassigning or moving:
             raise errors.ReassignmentInProgress(
                 f"topic {topic!r} has partitions being reassigned; partitions are added once it finishes"
+                if problem is None
+                else f"partitions of topic {topic!r} are added once /admin/reassign_partitions can be read "
+                f"({problem})"
             )
         if self.is_marked_for_deletion(topic):
             raise errors.TopicBeingDeleted(f"topic {topic!r} is being deleted; not adding partitions")
@@ -331,13 +361,10 @@ class ZkStore:
             extra=current.extra,
         )
         path = znodes_topics.TopicZNode.path(topic)
-        with zk_errors.mapped(path):
-            self.client.set(
-                path,
-                znodes_topics.TopicZNode.encode(updated, version=current.version),
-                version=expected.version,
-            )
-        self._count_write()
+        tx.set_data(
+            path, znodes_topics.TopicZNode.encode(updated, version=current.version), version=expected.version
+        )
+        self._commit(tx, [*paths, path])
 
     def write_entity_config(
         self,
@@ -349,10 +376,14 @@ class ZkStore:
     ) -> None:
         """Replace an entity's full config and notify brokers, in ONE transaction.
 
-        ``expected_version=None`` means the config znode must not exist yet (it is created). The
-        notification has the format the live brokers read (``config_change_version``).
+        ``expected_version=None`` means the config znode must not exist yet (it is created, with
+        any missing parent: Kafka 0.10.1-1.0 brokers do not create ``/config/brokers``). The
+        notification has the format the live brokers read (``config_change_version``). A topic's
+        config is written only together with a check that its topic znode still exists.
+
+        :raises TopicBeingDeleted: a topic config whose topic Kafka deleted (or is deleting).
         """
-        self.ensure_writable()
+        tx, paths = self._transaction()
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
         notification = znodes_config.ConfigChangeZNode.encode(
@@ -360,13 +391,52 @@ class ZkStore:
                 entity_path=f"{entity_type}/{name}", version=self.config_change_version(entity_type)
             )
         )
-        tx = self.client.transaction()
+        if znodes_config.ConfigEntityType(entity_type) is znodes_config.ConfigEntityType.TOPICS:
+            paths.append(self._check_topic_exists(tx, name))
         if expected_version is None:
+            for parent in self._missing_parents(path):
+                tx.create(parent, b"", acl=self._acl(parent))
+                paths.append(parent)
             tx.create(path, data, acl=self._acl(path))
         else:
             tx.set_data(path, data, version=expected_version)
         tx.create(NOTIFICATION_PREFIX, notification, acl=self._acl(NOTIFICATION_PREFIX), sequence=True)
-        self._commit(tx, [path, NOTIFICATION_PREFIX])
+        try:
+            self._commit(tx, [*paths, path, NOTIFICATION_PREFIX])
+        except errors.VersionConflict as conflict:
+            topic_path = znodes_topics.TopicZNode.path(name) if entity_type == "topics" else None
+            if topic_path is not None and conflict.message.startswith(f"{topic_path} does not exist"):
+                raise self._topic_gone(name) from conflict
+            raise
+
+    def _check_topic_exists(self, tx: Any, topic: str) -> str:
+        """Add a check that ``/brokers/topics/<topic>`` still exists (as read now) to ``tx``.
+
+        :raises TopicBeingDeleted: it does not exist (Kafka deleted it, or is finishing).
+        """
+        path = znodes_topics.TopicZNode.path(topic)
+        with zk_errors.mapped(path):
+            stat = self.client.exists(path)
+        if stat is None:
+            raise self._topic_gone(topic)
+        tx.check(path, stat.version)
+        return path
+
+    @staticmethod
+    def _topic_gone(topic: str) -> errors.TopicBeingDeleted:
+        return errors.TopicBeingDeleted(
+            f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written "
+            f"(that would re-create /config/topics/{topic} behind Kafka's deletion)"
+        )
+
+    def _missing_parents(self, path: str) -> list[str]:
+        """Ancestors of ``path`` that do not exist, outermost first (``/config/brokers`` on old lines)."""
+        missing: list[str] = []
+        parent = path.rsplit("/", 1)[0]
+        while parent and not self._exists(parent):
+            missing.insert(0, parent)
+            parent = parent.rsplit("/", 1)[0]
+        return missing
 
     def config_change_version(self, entity_type: str) -> int:
         """The ``/config/changes`` format to write for ``entity_type``, by the cluster's line.
@@ -426,30 +496,31 @@ class ZkStore:
 
     def mark_topic_for_deletion(self, topic: str) -> bool:
         """Create ``/admin/delete_topics/<t>``. Returns False if it was already marked."""
-        self.ensure_writable()
+        tx, paths = self._transaction()
         path = znodes_admin.delete_topic_path(topic)
-        with zk_errors.mapped(path):
-            try:
-                self.client.create(path, b"", acl=self._acl(path))
-            except NodeExistsError:
-                return False
-        self._count_write()
+        tx.create(path, b"", acl=self._acl(path))
+        try:
+            self._commit(tx, [*paths, path])
+        except errors.ResourceConflict:  # NodeExists: already marked
+            return False
         return True
 
     def withdraw_deletion_marker(self, topic: str) -> bool:
         """Delete ``/admin/delete_topics/<t>`` (the version read just before), as Kafka's own
         controllers do when deletion is disabled. False when it was already gone."""
-        self.ensure_writable()
+        tx, paths = self._transaction()
         path = znodes_admin.delete_topic_path(topic)
         with zk_errors.mapped(path):
             stat = self.client.exists(path)
-            if stat is None:
-                return False
-            try:
-                self.client.delete(path, version=stat.version)
-            except NoNodeError:
-                return False
-        self._count_write()
+        if stat is None:
+            return False
+        tx.delete(path, version=stat.version)
+        try:
+            self._commit(tx, [*paths, path])
+        except errors.VersionConflict as conflict:
+            if conflict.message.startswith(f"{path} does not exist"):
+                return False  # the controller removed it meanwhile
+            raise
         return True
 
     def topic_fully_deleted(self, topic: str) -> bool:
@@ -461,9 +532,15 @@ class ZkStore:
         )
 
     # ------------------------------------------------------------------ reassignment
-    def _in_reassignment(self, topic: str) -> bool:
-        pending = self.pending_reassignment()
-        return pending is not None and any(entry.topic == topic for entry in pending.value)
+    def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
+        """Whether ``topic`` is in ``/admin/reassign_partitions``; (True, why) when that znode holds
+        data that does not parse (Kafka's controller ignores it from 2.0 on, but 1.1 and older may
+        act on it, and it may be a writer's half-understood format: assume the worst)."""
+        try:
+            pending = self.pending_reassignment()
+        except errors.MalformedZnode as malformed:
+            return True, malformed.message
+        return pending is not None and any(entry.topic == topic for entry in pending.value), None
 
     def create_reassignment(self, entries: Sequence[znodes_admin.PartitionReassignment]) -> None:
         """Create ``/admin/reassign_partitions``. Never sets an existing one (the controller
@@ -471,32 +548,26 @@ class ZkStore:
 
         :raises ReassignmentInProgress: a reassignment znode already exists.
         """
-        self.ensure_writable()
+        tx, paths = self._transaction()
         path = znodes_admin.REASSIGN_PARTITIONS_PATH
-        with zk_errors.mapped(path):
-            try:
-                self.client.create(
-                    path, znodes_admin.ReassignPartitionsZNode.encode(list(entries)), acl=self._acl(path)
-                )
-            except NodeExistsError as exc:
-                raise errors.ReassignmentInProgress(
-                    "another partition reassignment is running (/admin/reassign_partitions exists); "
-                    "waiting for it to finish"
-                ) from exc
-        self._count_write()
+        tx.create(path, znodes_admin.ReassignPartitionsZNode.encode(list(entries)), acl=self._acl(path))
+        try:
+            self._commit(tx, [*paths, path])
+        except errors.ResourceConflict as exc:
+            raise errors.ReassignmentInProgress(
+                "another partition reassignment is running (/admin/reassign_partitions exists); "
+                "waiting for it to finish"
+            ) from exc
 
     def create_preferred_election(self, partitions: Sequence[znodes_admin.TopicPartition]) -> bool:
         """Create ``/admin/preferred_replica_election``; False if one is already pending."""
-        self.ensure_writable()
+        tx, paths = self._transaction()
         path = znodes_admin.PREFERRED_REPLICA_ELECTION_PATH
-        with zk_errors.mapped(path):
-            try:
-                self.client.create(
-                    path, znodes_admin.PreferredReplicaElectionZNode.encode(partitions), acl=self._acl(path)
-                )
-            except NodeExistsError:
-                return False
-        self._count_write()
+        tx.create(path, znodes_admin.PreferredReplicaElectionZNode.encode(partitions), acl=self._acl(path))
+        try:
+            self._commit(tx, [*paths, path])
+        except errors.ResourceConflict:  # NodeExists: one is pending
+            return False
         return True
 
     def pending_preferred_election(self) -> tuple[znodes_admin.TopicPartition, ...] | None:
@@ -511,10 +582,17 @@ class ZkStore:
         return znodes_admin.PreferredReplicaElectionZNode.decode(got[0], path)
 
     # ------------------------------------------------------------------ transactions
-    def _commit(self, tx: object, paths: list[str]) -> None:
-        with zk_errors.mapped(paths[0]):
-            results = tx.commit()  # type: ignore[attr-defined]
+    def _commit(self, tx: Any, paths: list[str]) -> None:
+        with zk_errors.mapped(paths[-1]):
+            results = tx.commit()
         failure = zk_errors.transaction_failure(list(results), paths)
         if failure is not None:
+            if paths[0] == znodes_cluster.CONTROLLER_EPOCH_PATH and failure.message.startswith(
+                paths[0] + " "
+            ):
+                raise errors.VersionConflict(
+                    "the Kafka controller changed while the operator was writing (/controller_epoch moved "
+                    "since the KRaft-migration guard read it); nothing was written, re-reading"
+                ) from None
             raise failure
         self._count_write()

@@ -17,7 +17,7 @@ from typing import Final
 
 from kafka_zk_operator.adapters.zk import znodes_common as common
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafka_lines import ClusterLine
+from kafka_zk_operator.domain.kafka_lines import FIRST_THROTTLE_LINE, ClusterLine
 
 CONFIG_PATH: Final = "/config"
 CONFIG_CHANGES_PATH: Final = "/config/changes"
@@ -188,7 +188,7 @@ def config_change_version_for(kafka_version: tuple[int, ...]) -> int:
 
 
 #: The first line that reads v2 notifications and has dynamic broker and user configs (KIP-55, KIP-73).
-_FIRST_V2_LINE: Final = (0, 10, 1)
+_FIRST_V2_LINE: Final = FIRST_THROTTLE_LINE
 
 
 def config_change_version_for_line(line: ClusterLine, entity_type: ConfigEntityType | str) -> int:
@@ -207,7 +207,8 @@ def config_change_version_for_line(line: ClusterLine, entity_type: ConfigEntityT
     if kind in _V1_ENTITY_TYPES:
         return CONFIG_CHANGE_V1
     raise errors.NotSupported(
-        f"dynamic {kind.value} configs (replication throttles among them) need Kafka 0.10.1 or later; "
+        f"dynamic {kind.value.removesuffix('s')} configs (replication throttles among them) need Kafka "
+        "0.10.1 or later; "
         f"this cluster runs {line.describe()}"
     )
 
