@@ -34,12 +34,14 @@ def kafka_version_tuple(version: str) -> tuple[int, ...]:
 def _legacy_kafka_versions() -> tuple[str, ...]:
     """Kafka lines before 2.3 whose real brokers the integration tests run.
 
-    By default two, to bound the suite's time: 1.1.1 (the first KafkaZkClient-based controller)
-    and 0.10.0.1 (the oldest line with racks: v3 broker registrations, v1 config notifications,
-    a zkclient-based controller). ``KZO_TEST_LEGACY_KAFKA_VERSIONS`` takes a comma-separated list
+    By default those of ``artifacts.TESTED_KAFKA_VERSIONS`` (what ``kzo dev prepare`` fetches):
+    2.0.1, 1.1.1 (the first KafkaZkClient-based controller), 1.0.2 (no ``/config/brokers``) and
+    0.10.0.1 (the oldest line with racks: v3 broker registrations, v1 config notifications, a
+    zkclient-based controller). ``KZO_TEST_LEGACY_KAFKA_VERSIONS`` takes a comma-separated list
     instead, or ``all`` for every supported line before 2.3 (docs/compatibility.md).
     """
-    chosen = os.environ.get("KZO_TEST_LEGACY_KAFKA_VERSIONS", "1.1.1,0.10.0.1").strip()
+    tested = ",".join(v for v in artifacts.TESTED_KAFKA_VERSIONS if kafka_version_tuple(v) < (2, 3))
+    chosen = os.environ.get("KZO_TEST_LEGACY_KAFKA_VERSIONS", tested).strip()
     if chosen == "all":
         return tuple(v for v in artifacts.SUPPORTED_KAFKA_VERSIONS if kafka_version_tuple(v) < (2, 3))
     return tuple(v.strip() for v in chosen.split(",") if v.strip())

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 
 #: Older Kafka lines whose own formats we also read (each a separate ZooKeeper-only stack).
-OLDER_KAFKA_VERSIONS = ("2.8.2", "2.3.1", *LEGACY_KAFKA_VERSIONS)
+OLDER_KAFKA_VERSIONS = ("2.8.2", "2.4.1", "2.3.1", *LEGACY_KAFKA_VERSIONS)
 
 
 def eventually(probe: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:

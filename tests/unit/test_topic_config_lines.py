@@ -118,3 +118,13 @@ def test_kafka_3_0_to_3_5_check_local_retention_when_a_broker_starts() -> None:
         ]
         assert problems({"local.retention.ms": "-2"}, line) == []
     assert problems({"local.retention.ms": "-1"}, (3, 6, 0)) == []  # 3.6 checks it only with remote storage
+
+
+@pytest.mark.parametrize("line", [(0, 10, 0), (2, 0, 0), (3, 3, 0), (3, 9, 0)], ids=kafka_lines.line_name)
+def test_an_index_smaller_than_one_entry_is_refused_on_every_line(line: KafkaLine) -> None:
+    """Kafka's validators accept segment.index.bytes=0 (4 from 3.3), but its log layer refuses to
+    create an index smaller than one 12-byte time-index entry, and a restarted broker then exits
+    ('Invalid max index size: 0', seen on real 2.0.1 brokers)."""
+    (found,) = problems({"segment.index.bytes": "11"}, line)
+    assert found.startswith("segment.index.bytes='11': must be at least 12")
+    assert problems({"segment.index.bytes": "12"}, line) == []

@@ -23,7 +23,7 @@ DEFAULT_ETCD_VERSION = "3.5.21"
 #: The Go module version of github.com/prometheus/prometheus whose promtool checks the chart's rules.
 PROMTOOL_MODULE_VERSION = "v0.316.0"
 #: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
-#: write v1 topic znodes, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
+#: write v1 topic znodes, 2.4.x v2, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
 #: before 1.0 also with jaxb-api, lines before 0.10.2 as kafka_2.11 (see ``assets/fetch-kafka.sh``).
 SUPPORTED_KAFKA_VERSIONS = (
     "3.9.2",
@@ -33,6 +33,7 @@ SUPPORTED_KAFKA_VERSIONS = (
     "3.7.2",
     "3.6.2",
     "2.8.2",
+    "2.4.1",
     "2.3.1",
     "2.2.2",
     "2.0.1",
@@ -43,8 +44,9 @@ SUPPORTED_KAFKA_VERSIONS = (
     "0.10.1.1",
     "0.10.0.1",
 )
-#: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py).
-TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.3.1", "1.1.1", "0.10.0.1")
+#: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py;
+#: tests/integration/test_kafka_line_matrix.py restarts every broker of each with edge configs).
+TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.4.1", "2.3.1", "2.0.1", "1.1.1", "1.0.2", "0.10.0.1")
 
 
 def cache_dir() -> Path:

@@ -17,7 +17,9 @@ split on commas with surrounding whitespace, and an empty string is the empty li
 are case-sensitive. Broker-level synonyms and deprecation notes are Kafka 3.9's
 (``ServerTopicConfigSynonyms``, ``LogConfig`` docs), kept here by hand.
 
-Beyond Kafka: a key the cluster's line does not know is refused (Kafka's own tools refuse it; the
+Beyond Kafka: ``segment.index.bytes`` below 12 is refused (every line's validator takes it, but no
+broker can create such an index, and a broker restart then fails); a key the cluster's line does
+not know is refused (Kafka's own tools refuse it; the
 broker would ignore it), naming the first line that has it; non-ASCII digits and NaN are refused;
 ``min.insync.replicas`` above the replication factor is refused (Kafka accepts it, but then no
 ``acks=all`` write can succeed); the operator-owned throttle keys may not be set in a spec;
@@ -397,6 +399,7 @@ def find_config_problems(
             assert not isinstance(value, _ParseError)
             parsed[name] = value
     problems.extend(_cross_key_problems(parsed, replication_factor, cluster.line))
+    problems.extend(_log_creation_problems(parsed))
     return problems
 
 
@@ -512,6 +515,29 @@ def _tiered_storage_problems(
         elif local > total:
             problems.append(ConfigProblem(local_name, f"{local} is larger than {total_name} ({total})"))
     return problems
+
+
+#: The largest index entry (a time-index entry: 8-byte timestamp + 4-byte offset). Kafka refuses to
+#: create an index file smaller than one entry ("Invalid max index size"), although its config
+#: validator accepts 0 (before 3.3) or 4 (3.3+).
+_MIN_INDEX_BYTES = 12
+
+
+def _log_creation_problems(parsed: Mapping[str, ParsedValue]) -> list[ConfigProblem]:
+    """Values every line's ConfigDef accepts but its log layer refuses when it creates a log, so a
+    broker fails the topic's partitions and, after a restart, does not start at all (seen on 2.0.1
+    with segment.index.bytes=0 by tests/integration/test_kafka_line_matrix.py)."""
+    index_bytes = parsed.get("segment.index.bytes")
+    if isinstance(index_bytes, int) and not isinstance(index_bytes, bool) and index_bytes < _MIN_INDEX_BYTES:
+        return [
+            ConfigProblem(
+                "segment.index.bytes",
+                f"must be at least {_MIN_INDEX_BYTES}: a broker refuses to create an index smaller than one "
+                "time-index entry ('Invalid max index size') and, after a restart, does not start",
+                value=str(index_bytes),
+            )
+        ]
+    return []
 
 
 #: Lines whose ``LogConfig`` constructor checks local.retention.* against retention.* whenever a
