@@ -42,40 +42,16 @@ def test_configs_are_judged_by_the_clusters_own_line_and_refused_ones_write_noth
             "message.format.version": "1.1-IV0",
             "cleanup.policy": "compact,delete",
         }
-        topics.create(
-            namespace, kafkatopic("fits", 1, 2, cluster="old", topicName=names["fits"], config=fits)
-        )
-        topics.create(
-            namespace,
-            kafkatopic(
-                "zstd", 1, 2, cluster="old", topicName=names["zstd"], config={"compression.type": "zstd"}
-            ),
-        )
-        topics.create(
-            namespace,
-            kafkatopic(
-                "format",
-                1,
-                2,
-                cluster="old",
-                topicName=names["format"],
-                config={"message.format.version": "2.0"},
-            ),
-        )
-        topics.create(
-            namespace,
-            kafkatopic(
-                "inferred",
-                1,
-                2,
-                cluster="old-inferred",
-                topicName=names["inferred"],
-                config={"message.format.version": "1.1-IV0"},
-            ),
-        )
-        topics.create(
-            namespace, kafkatopic("main", 1, 3, topicName=names["main"], config={"compression.type": "zstd"})
-        )
+        specs = {  # resource name -> (cluster, replication factor, config)
+            "fits": ("old", 2, fits),
+            "zstd": ("old", 2, {"compression.type": "zstd"}),
+            "format": ("old", 2, {"message.format.version": "2.0"}),
+            "inferred": ("old-inferred", 2, {"message.format.version": "1.1-IV0"}),
+            "main": ("main", 3, {"compression.type": "zstd"}),
+        }
+        for name, (cluster, rf, config) in specs.items():
+            body = kafkatopic(name, 1, rf, cluster=cluster, topicName=names[name], config=config)
+            topics.create(namespace, body)
 
         topics.wait_ready(namespace, "fits")
         topics.wait_ready(namespace, "main")  # Kafka 3.9 has zstd

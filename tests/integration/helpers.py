@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
 
 from kafka_zk_operator.devstack import artifacts, java
 
@@ -72,3 +75,18 @@ def kafka_tool(version: str, main_class: str, zk_connect: str, workdir: Path, *a
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, (done.stdout, done.stderr)
     return done.stdout
+
+
+def empty_chroot(zk_hosts: str, prefix: str) -> KazooClient:
+    """A started client on a new, empty chroot of the test ZooKeeper that no broker watches."""
+    chroot = f"/{prefix}-{uuid.uuid4().hex[:8]}"
+    root = KazooClient(hosts=zk_hosts)
+    root.start()
+    try:
+        root.ensure_path(chroot)
+    finally:
+        root.stop()
+        root.close()
+    client = KazooClient(hosts=f"{zk_hosts}{chroot}")
+    client.start()
+    return client

@@ -49,7 +49,7 @@ def test_created_znodes_carry_kafkas_acls_and_resist_other_identities(
     )
     intruder = connect(ZkConnectionSettings(connect=connect_string, digest_auth=("mallory:guess",)))
     try:
-        store = ZkStore(owner, secure_acls=True)
+        store = ZkStore(owner, secure_acls=True, kafka_version=(3, 9, 0))  # no broker registered here
         store.create_topic("payments", {0: (1, 2)}, {"retention.ms": "1000"}, znode_version=1)
         store.update_entity_config(
             "brokers", "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000"}

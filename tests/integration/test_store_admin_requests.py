@@ -61,7 +61,7 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ZkStore(idle_chroot)
-    assert store.config_change_version("topics") == 2, "no live broker: v2"
+    assert store.config_change_version("topics") == 1, "no live broker: the line is unknown, v1"
     idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
     idle_chroot.create("/brokers/ids/2", _registration(4))
     reads: list[str] = []
@@ -73,7 +73,8 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
 
     monkeypatch.setattr(store, "_get", recording_get)
     assert store.config_change_version("topics") == 1
-    assert store.config_change_version("brokers") == 2, "v1 names only topics and clients"
+    with pytest.raises(errors.NotSupported, match=r"0\.10\.1 or later"):
+        store.config_change_version("brokers")  # a v3 broker may be 0.10.0: no broker configs
     assert store.config_change_version("clients") == 1
     assert sorted(reads) == ["/brokers/ids/1", "/brokers/ids/2"], "registrations read once"
     idle_chroot.delete("/brokers/ids/1")  # the old broker is upgraded: it leaves ...

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable
 
 import pytest
@@ -15,7 +14,7 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import assignment, errors
 from tests.conftest import LEGACY_KAFKA_VERSIONS, KafkaCluster
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import empty_chroot, wait_for
 
 
 def _kafka_assignment(store: ZkStore, partitions: int, rf: int) -> dict[int, list[int]]:
@@ -279,16 +278,7 @@ def test_marking_for_deletion_makes_kafka_remove_topic_and_config(
 
 
 def test_nothing_is_written_when_the_cluster_migrates_to_kraft(kafka_cluster: KafkaCluster) -> None:
-    from kazoo.client import KazooClient
-
-    chroot = f"/kraft-guard-{uuid.uuid4().hex[:8]}"  # an empty chroot: no brokers see it
-    root = KazooClient(hosts=kafka_cluster.zk_hosts)
-    root.start()
-    root.ensure_path(chroot)
-    root.stop()
-    root.close()
-    client = KazooClient(hosts=f"{kafka_cluster.zk_hosts}{chroot}")
-    client.start()
+    client = empty_chroot(kafka_cluster.zk_hosts, "kraft-guard")  # no brokers see it
     try:
         client.ensure_path("/brokers/topics")
         client.create(

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -29,7 +28,7 @@ from kafka_zk_operator.service import reassignment_execution as execution
 from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView
-from tests.integration.helpers import kafka_tool, wait_for
+from tests.integration.helpers import empty_chroot, kafka_tool, wait_for
 
 ZK_CONTROLLER = b'{"version":2,"brokerid":1,"timestamp":"1700000000000","kraftControllerEpoch":-1}'
 KRAFT_CONTROLLER = b'{"version":2,"brokerid":3000,"timestamp":"1700000000001","kraftControllerEpoch":5}'
@@ -38,14 +37,7 @@ KRAFT_CONTROLLER = b'{"version":2,"brokerid":3000,"timestamp":"1700000000001","k
 @pytest.fixture
 def controlled_chroot(kafka_cluster: KafkaCluster) -> Iterator[KazooClient]:
     """An empty chroot with a ZooKeeper-mode /controller and /controller_epoch, no broker watching."""
-    chroot = f"/write-guards-{uuid.uuid4().hex[:8]}"
-    root = KazooClient(hosts=kafka_cluster.zk_hosts)
-    root.start()
-    root.ensure_path(chroot)
-    root.stop()
-    root.close()
-    client = KazooClient(hosts=f"{kafka_cluster.zk_hosts}{chroot}")
-    client.start()
+    client = empty_chroot(kafka_cluster.zk_hosts, "write-guards")
     for path in (
         "/brokers/topics",
         "/brokers/ids",
