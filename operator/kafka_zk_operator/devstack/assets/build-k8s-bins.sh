@@ -9,6 +9,10 @@ here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
 cache="${KZO_CACHE_DIR:-$HOME/.cache/kafka-zk-operator}"
 out="$cache/k8s-bins/$K8S_VERSION"
 mkdir -p "$out"
+# One build at a time (make prepare and a test session may start together): the second waits, then
+# finds the binaries. Each still goes to a .tmp name first, so a killed build leaves none half-written.
+exec 9>"$out/.build.lock"
+flock 9
 export GOFLAGS=-mod=mod GOTOOLCHAIN=auto CGO_ENABLED=0
 
 build_apiserver() {
