@@ -44,7 +44,7 @@ COPY --from=builder /wheels/ /tmp/wheels/
 RUN pip install --no-cache-dir --requirement /tmp/wheels/spark-requirements.txt \
     && rm -rf /tmp/wheels \
     && mkdir -p /opt/kzo \
-    && printf '%s\n' 'from kafka_zk_operator.adapters.k8s.spark_driver import main' 'raise SystemExit(main())' \
+    && printf '%s\n' 'from kafka_zk_operator.spark_driver import main' 'raise SystemExit(main())' \
        > /opt/kzo/spark_driver.py
 USER 10001:10001
 ENTRYPOINT ["python", "-m", "kafka_zk_operator.spark.entrypoint"]

@@ -15,8 +15,8 @@ import prometheus_client
 
 import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
 from kafka_zk_operator import config
-from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL as KAFKATOPICS
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
+from kafka_zk_operator.domain import crd_identity
 from kafka_zk_operator.handlers import kafkatopic  # noqa: F401  (registers handlers)
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 
@@ -26,10 +26,10 @@ def configure(
     settings: kopf.OperatorSettings, memo: Any, logger: logging.Logger | logging.LoggerAdapter[Any], **_: Any
 ) -> None:
     operator_settings = config.load()
-    settings.persistence.finalizer = config.FINALIZER
+    settings.persistence.finalizer = crd_identity.FINALIZER
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=config.KOPF_PREFIX, key="last-handled-configuration"
+        prefix=crd_identity.KOPF_PREFIX, key="last-handled-configuration"
     )
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
     settings.execution.max_workers = 16
@@ -46,7 +46,7 @@ def configure(
         # grants no cluster-wide 'list namespaces', and kopf would retry it forever.
         settings.scanning.disabled = True
     memo.settings = operator_settings
-    memo.clusters = ClusterPool(operator_settings, StatusPatcher(config.GROUP, config.VERSION, KAFKATOPICS))
+    memo.clusters = ClusterPool(operator_settings, StatusPatcher(crd_identity.KAFKA_TOPIC))
     if operator_settings.metrics_port:
         prometheus_client.start_http_server(operator_settings.metrics_port)
     logger.info(

@@ -9,7 +9,7 @@ gives an error document instead (so the operator reports why), and exit code 0: 
 its work. A rerun first deletes the job's earlier result chunks. Anything else (API unreachable, Spark failure) exits non-zero, which fails the Job.
 
 The same program runs outside Kubernetes for tests: ``python -m
-kafka_zk_operator.adapters.k8s.spark_driver --namespace NS --job NAME --master local[2]
+kafka_zk_operator.spark_driver --namespace NS --job NAME --master local[2]
 --kubeconfig FILE``.
 """
 
@@ -22,7 +22,8 @@ import time
 from collections.abc import Sequence
 
 from kafka_zk_operator.adapters.k8s import spark_submit
-from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs, api_client
+from kafka_zk_operator.adapters.k8s.api import api_client
+from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.spark import job
 

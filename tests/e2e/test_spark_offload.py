@@ -12,7 +12,7 @@ the moves on the real brokers.
 This stack has no kubelet and no controller-manager: the Job is validated, admitted and stored,
 but no pod is ever created for it, so spark-submit, the driver and the executors never run here.
 What the driver would do runs locally instead: the same driver program with the arguments taken
-from the stored Job (``adapters.k8s.spark_driver``, real Spark ``local[2]``) reads the input
+from the stored Job (``spark_driver``, real Spark ``local[2]``) reads the input
 ConfigMaps from the API server and writes the result ConfigMaps there, exactly as in the driver
 pod. ``collect()`` then returns a plan identical to the in-process core plan.
 """
@@ -89,7 +89,7 @@ def _dry_run_pod(
 def _run_driver(args: list[str], kubeconfig: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "operator")}
     return subprocess.run(
-        [sys.executable, "-m", "kafka_zk_operator.adapters.k8s.spark_driver", *args,
+        [sys.executable, "-m", "kafka_zk_operator.spark_driver", *args,
          "--master", "local[2]", "--kubeconfig", str(kubeconfig)],
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from lupa import lua51, lua54
 
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.domain import topic_status as ts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -269,7 +269,7 @@ def test_paused_status_from_build_topic_status_is_suspended(health: Health) -> N
     )
     status, message = health(TOPIC_SCRIPT, kafkatopic(body, generation=3))
     assert status == "Suspended"
-    assert ts.PAUSED_ANNOTATION in message
+    assert crd_identity.PAUSED_ANNOTATION in message
 
 
 def test_unmanaged_status_from_build_topic_status_is_healthy(health: Health) -> None:

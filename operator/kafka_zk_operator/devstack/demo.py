@@ -14,9 +14,9 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.domain.crd_identity import GROUP, KAFKA_TOPIC, PARTITION_REASSIGNMENT, VERSION
 
-GROUP, VERSION = "kafka.zk-operator.io", "v1alpha1"
-PLURALS = {"KafkaTopic": "kafkatopics", "PartitionReassignment": "partitionreassignments"}
+PLURALS = {resource.kind: resource.plural for resource in (KAFKA_TOPIC, PARTITION_REASSIGNMENT)}
 
 
 def api_client(kubeconfig: Path) -> client.ApiClient:
@@ -122,7 +122,7 @@ def wait_topics(api: client.ApiClient, applied: list[tuple[str, str, str]], time
         still = []
         for ns, name in pending:
             item = cast(
-                dict[str, Any], custom.get_namespaced_custom_object(GROUP, VERSION, ns, "kafkatopics", name)
+                dict[str, Any], custom.get_namespaced_custom_object(GROUP, VERSION, ns, KAFKA_TOPIC.plural, name)
             )
             status = item.get("status") or {}
             fresh = status.get("observedGeneration") == item["metadata"].get("generation")
@@ -136,7 +136,7 @@ def wait_topics(api: client.ApiClient, applied: list[tuple[str, str, str]], time
 def topic_table(api: client.ApiClient) -> str:
     """The same columns as ``kubectl get kafkatopics -A`` (the CRD's printer columns)."""
     custom = client.CustomObjectsApi(api)
-    listing = cast(dict[str, Any], custom.list_cluster_custom_object(GROUP, VERSION, "kafkatopics"))
+    listing = cast(dict[str, Any], custom.list_cluster_custom_object(GROUP, VERSION, KAFKA_TOPIC.plural))
     items: list[dict[str, Any]] = listing["items"]
     rows = [
         ("NAMESPACE", "NAME", "TOPIC", "PARTITIONS", "RF", "READY", "REASON", "UNDER-REPLICATED", "LEADERS")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.crd_identity import REFRESH_ANNOTATION
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, TopicName
 from kafka_zk_operator.domain.reassignment_request import BatchLimits
 
@@ -261,6 +262,6 @@ def plan_from_entries(entries: Sequence[Mapping[str, Any]]) -> tuple[PartitionMo
         except (KeyError, TypeError, ValueError) as exc:
             raise errors.InvalidSpec(
                 f"stored plan entry {index} is malformed ({exc!r}); annotate the resource with "
-                "kafka.zk-operator.io/refresh=true to compute a new proposal"
+                f"{REFRESH_ANNOTATION}=true to compute a new proposal"
             ) from None
     return tuple(moves)

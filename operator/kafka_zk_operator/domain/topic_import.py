@@ -33,13 +33,13 @@ from typing import Any
 
 import yaml
 
-from kafka_zk_operator.domain import k8s_names, kafka_lines, topic_config, topic_names
+from kafka_zk_operator.domain import crd_identity, k8s_names, kafka_lines, topic_config, topic_names
 from kafka_zk_operator.domain.kafka_lines import ClusterLine
 from kafka_zk_operator.domain.model import TopicAssignment
 from kafka_zk_operator.domain.replica_views import ReassignmentView, Replicas, replicas_as_of
 
-API_VERSION = "kafka.zk-operator.io/v1alpha1"
-KIND = "KafkaTopic"
+API_VERSION = crd_identity.API_VERSION
+KIND = crd_identity.KAFKA_TOPIC.kind
 #: The KafkaTopic CRD's ``spec.config`` limit.
 MAX_CONFIG_ENTRIES = 100
 

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment
 from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
 
@@ -37,8 +38,6 @@ READY = "Ready"
 RECONCILIATION_PAUSED = "ReconciliationPaused"
 UNMANAGED = "Unmanaged"
 WARNING = "Warning"
-PAUSED_ANNOTATION = "kafka.zk-operator.io/paused"
-MANAGED_ANNOTATION = "kafka.zk-operator.io/managed"
 
 SUCCESS_REASONS = frozenset(
     {errors.Reason.CREATED, errors.Reason.UPDATED, errors.Reason.ADOPTED, errors.Reason.IN_SYNC}
@@ -57,9 +56,9 @@ class ReconcileMode(enum.StrEnum):
     """How the operator treats the resource, from its annotations."""
 
     MANAGED = "Managed"
-    #: ``kafka.zk-operator.io/paused: "true"``: nothing is written to Kafka.
+    #: ``PAUSED_ANNOTATION: "true"``: nothing is written to Kafka.
     PAUSED = "Paused"
-    #: ``kafka.zk-operator.io/managed: "false"``: the operator has let go of the topic.
+    #: ``MANAGED_ANNOTATION: "false"``: the operator has let go of the topic.
     UNMANAGED = "Unmanaged"
 
 

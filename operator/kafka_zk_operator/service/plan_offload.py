@@ -31,12 +31,13 @@ from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs, own_namespace
 from kafka_zk_operator.adapters.k8s.spark_submit import SparkJobObjects, SparkSettings
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.crd_identity import SPARK_SETTINGS_LABEL
 from kafka_zk_operator.domain.placement import ClusterArrays, Plan, PlanRequest
 from kafka_zk_operator.domain.plan_document import digest, read_plan_document, request_to_dict
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot_json, snapshot_to_arrays
 
 #: The chart's settings ConfigMap (templates/spark-settings.yaml) carries this label.
-SETTINGS_LABEL = "kafka.zk-operator.io/spark-settings"
+SETTINGS_LABEL = SPARK_SETTINGS_LABEL
 SETTINGS_KEY = "settings.json"
 
 

@@ -28,8 +28,6 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.k8s.partitionreassignment import (
-    APPROVE_ANNOTATION,
-    REFRESH_ANNOTATION,
     QueueRank,
     ReassignmentResource,
     approved,
@@ -42,6 +40,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import (
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeOwner

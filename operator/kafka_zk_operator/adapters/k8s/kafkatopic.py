@@ -12,16 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.crd_identity import KAFKA_TOPIC, MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import DesiredTopic
-from kafka_zk_operator.domain.topic_status import (
-    MANAGED_ANNOTATION,
-    PAUSED_ANNOTATION,
-    ReconcileMode,
-)
+from kafka_zk_operator.domain.topic_status import ReconcileMode
 
-PLURAL = "kafkatopics"
-KIND = "KafkaTopic"
+PLURAL = KAFKA_TOPIC.plural
+KIND = KAFKA_TOPIC.kind
 
 
 @dataclass(frozen=True)

@@ -21,27 +21,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kafka_zk_operator.adapters.k8s.api import (
+    KubernetesApiError,
+    api_client,
+    merge_patch_status,
+    owner_reference,
+)
+from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.crd_identity import (
+    APPROVE_ANNOTATION,
+    GROUP,
+    PARTITION_REASSIGNMENT,
+    PLAN_PART_ANNOTATION,
+    PLAN_PROPOSAL_ANNOTATION,
+    PLAN_REASSIGNMENT_LABEL,
+    REFRESH_ANNOTATION,
+    STOP_ANNOTATION,
+    VERSION,
+)
 
 log = logging.getLogger(__name__)
 
-GROUP = "kafka.zk-operator.io"
-VERSION = "v1alpha1"
-PLURAL = "partitionreassignments"
-KIND = "PartitionReassignment"
-APPROVE_ANNOTATION = f"{GROUP}/approve"
-REFRESH_ANNOTATION = f"{GROUP}/refresh"
-STOP_ANNOTATION = f"{GROUP}/stop"
+PLURAL = PARTITION_REASSIGNMENT.plural
+KIND = PARTITION_REASSIGNMENT.kind
 PLAN_KEY = "plan.json"
 #: Serialized plan bytes per ConfigMap (the API server's limit is 1 MiB for the whole object).
 CONFIGMAP_BUDGET = 700_000
-
-
-class KubernetesApiError(errors.ClusterUnavailable):
-    """The API server refused or failed a call; retried on the next poll (a transient reason)."""
 
 
 @dataclass(frozen=True)
@@ -146,19 +155,13 @@ class KubernetesReassignments:
     def api_client(self) -> client.ApiClient:
         return self._api()
 
-    def spark_jobs(self) -> Any:
-        """The Spark planning jobs' port (``adapters.k8s.spark_jobs.SparkJobs``) on this client."""
-        from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs  # it imports this module
-
+    def spark_jobs(self) -> SparkJobs:
+        """The Spark planning jobs' port on this client."""
         return SparkJobs(self._api())
 
     def _api(self) -> client.ApiClient:
         if self._client is None:
-            try:
-                config.load_incluster_config()  # type: ignore[no-untyped-call]
-            except config.ConfigException:
-                config.load_kube_config()  # type: ignore[no-untyped-call]
-            self._client = client.ApiClient()
+            self._client = api_client()
         return self._client
 
     def _custom(self) -> client.CustomObjectsApi:
@@ -204,16 +207,10 @@ class KubernetesReassignments:
 
     def patch_status(self, ref: tuple[str, str], fields: Mapping[str, Any]) -> None:
         """Merge-patch ``status``; raises unless the API server accepted it (or the object is gone)."""
-        namespace, name = ref
         try:
-            self._custom().patch_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, PLURAL, name, {"status": dict(fields)},
-                _content_type="application/merge-patch+json",
-            )  # fmt: skip
+            merge_patch_status(self._custom(), PARTITION_REASSIGNMENT, ref, fields)  # False: gone
         except ApiException as exc:
-            if exc.status == 404:
-                return
-            raise self._failed(f"patch status of {namespace}/{name}", exc) from exc
+            raise self._failed("patch status of {}/{}".format(*ref), exc) from exc
 
     def patch_annotations(self, ref: tuple[str, str], annotations: Mapping[str, str | None]) -> None:
         namespace, name = ref
@@ -249,18 +246,13 @@ class KubernetesReassignments:
                     namespace=owner.namespace,
                     labels={
                         "app.kubernetes.io/managed-by": "kafka-zk-operator",
-                        f"{GROUP}/reassignment": owner.name[:63],
+                        PLAN_REASSIGNMENT_LABEL: owner.name[:63],
                     },
                     annotations={
-                        f"{GROUP}/proposal": proposal_id,
-                        f"{GROUP}/part": f"{index + 1}/{len(chunks)}",
+                        PLAN_PROPOSAL_ANNOTATION: proposal_id,
+                        PLAN_PART_ANNOTATION: f"{index + 1}/{len(chunks)}",
                     },
-                    # No blockOwnerDeletion: the garbage collector deletes them, nothing blocks on them.
-                    owner_references=[
-                        client.V1OwnerReference(
-                            api_version=f"{GROUP}/{VERSION}", kind=KIND, name=owner.name, uid=owner.uid
-                        )
-                    ],
+                    owner_references=[cast("Any", owner_reference(PARTITION_REASSIGNMENT, owner.name, owner.uid))],
                 ),
                 data={PLAN_KEY: json.dumps(chunk, separators=(",", ":"))},
             )
@@ -285,7 +277,7 @@ class KubernetesReassignments:
                         f"{REFRESH_ANNOTATION}=true to compute a new proposal"
                     ) from exc
                 raise self._failed(f"read ConfigMap {name}", exc) from exc
-            stored = ((cm.metadata.annotations if cm.metadata else None) or {}).get(f"{GROUP}/proposal")
+            stored = ((cm.metadata.annotations if cm.metadata else None) or {}).get(PLAN_PROPOSAL_ANNOTATION)
             if stored != proposal_id:
                 raise errors.InvalidSpec(
                     f"plan ConfigMap {namespace}/{name} holds proposal {stored}, not {proposal_id}; "

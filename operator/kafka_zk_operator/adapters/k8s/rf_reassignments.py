@@ -13,12 +13,19 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import KIND, KafkaTopicResource
-from kafka_zk_operator.adapters.k8s.status_patcher import api_client
-from kafka_zk_operator.config import GROUP, VERSION
+from kafka_zk_operator.adapters.k8s.api import api_client, owner_reference
+from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource
+from kafka_zk_operator.domain.crd_identity import (
+    API_VERSION,
+    GROUP,
+    KAFKA_TOPIC,
+    PARTITION_REASSIGNMENT,
+    TOPIC_RESOURCE_LABEL,
+    VERSION,
+)
 
-PLURAL = "partitionreassignments"
-TOPIC_LABEL = f"{GROUP}/topic-resource"
+PLURAL = PARTITION_REASSIGNMENT.plural
+TOPIC_LABEL = TOPIC_RESOURCE_LABEL
 MAX_NAME = 63  # keep it a valid label value too
 
 
@@ -40,22 +47,13 @@ def build(resource: KafkaTopicResource, replication_factor: int) -> dict[str, An
     if resource.cluster:
         spec["cluster"] = resource.cluster
     return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "PartitionReassignment",
+        "apiVersion": API_VERSION,
+        "kind": PARTITION_REASSIGNMENT.kind,
         "metadata": {
             "name": reassignment_name(resource.name, replication_factor),
             "namespace": resource.namespace,
             "labels": {TOPIC_LABEL: resource.name[:63]},
-            "ownerReferences": [
-                {
-                    "apiVersion": f"{GROUP}/{VERSION}",
-                    "kind": KIND,
-                    "name": resource.name,
-                    "uid": resource.uid,
-                    "controller": True,
-                    "blockOwnerDeletion": False,
-                }
-            ],
+            "ownerReferences": [owner_reference(KAFKA_TOPIC, resource.name, resource.uid, controller=True)],
         },
         "spec": spec,
     }

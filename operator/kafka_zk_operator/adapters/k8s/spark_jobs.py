@@ -1,10 +1,10 @@
 """The Kubernetes calls around a Spark planning job: create its objects, read and write chunks.
 
 Used by the operator (``service.plan_offload``: submit, collect, clean up) and by the driver
-program (``adapters.k8s.spark_driver``: read the input, write the result). Bodies are plain
+program (``spark_driver``: read the input, write the result). Bodies are plain
 dicts (the builders' output, and API answers through ``sanitize_for_serialization``). Every
 failure other than "not found" / "already exists" is a retryable
-:class:`~kafka_zk_operator.adapters.k8s.partitionreassignment.KubernetesApiError`.
+:class:`~kafka_zk_operator.adapters.k8s.api.KubernetesApiError`.
 """
 
 from __future__ import annotations
@@ -13,26 +13,14 @@ import os
 from collections.abc import Mapping
 from typing import Any, cast
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import KubernetesApiError
+from kafka_zk_operator.adapters.k8s.api import KubernetesApiError
 from kafka_zk_operator.adapters.k8s.spark_submit import selector
 
 #: Where a pod finds its own namespace.
 NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-
-def api_client(kubeconfig: str | None = None) -> client.ApiClient:
-    """In-cluster credentials in a pod, else the kubeconfig (``$KUBECONFIG`` / ``~/.kube/config``)."""
-    if kubeconfig is None:
-        try:
-            config.load_incluster_config()  # type: ignore[no-untyped-call]
-            return client.ApiClient()
-        except config.ConfigException:
-            pass
-    result: client.ApiClient = config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]
-    return result
 
 
 class SparkJobs:

@@ -34,13 +34,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import crd_identity, errors
 
-GROUP = "kafka.zk-operator.io"
-JOB_LABEL = f"{GROUP}/spark-job"
-ROLE_LABEL = f"{GROUP}/spark-role"
-CHUNK_ANNOTATION = f"{GROUP}/chunk"
-SHA_ANNOTATION = f"{GROUP}/sha256"
+JOB_LABEL = crd_identity.SPARK_JOB_LABEL
+ROLE_LABEL = crd_identity.SPARK_ROLE_LABEL
+CHUNK_ANNOTATION = crd_identity.SPARK_CHUNK_ANNOTATION
+SHA_ANNOTATION = crd_identity.SPARK_SHA_ANNOTATION
 INPUT, RESULT = "input", "result"
 PAYLOAD_KEY = "payload.gz"
 REQUEST_KEY = "request.json"
@@ -240,7 +239,7 @@ def submit_args(name: str, settings: SparkSettings, chunk_bytes: int = CHUNK_BYT
 
 
 def driver_args(name: str, namespace: str, chunk_bytes: int = CHUNK_BYTES) -> list[str]:
-    """Arguments of the driver program (``adapters.k8s.spark_driver``)."""
+    """Arguments of the driver program (``spark_driver``)."""
     extra = [] if chunk_bytes == CHUNK_BYTES else ["--chunk-bytes", str(chunk_bytes)]
     return ["--namespace", namespace, "--job", name, *extra]
 
