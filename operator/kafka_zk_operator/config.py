@@ -68,20 +68,10 @@ from typing import Any
 
 import yaml
 
-from kafka_zk_operator.adapters.zk import session
-from kafka_zk_operator.adapters.zk.session import SaslSettings, TlsSettings, ZkConnectionSettings
+from kafka_zk_operator import zk_connection_settings
 from kafka_zk_operator.domain import errors, kafka_lines
-
-GROUP = "kafka.zk-operator.io"
-VERSION = "v1alpha1"
-FINALIZER = f"{GROUP}/finalizer"
-#: Prefix of kopf's own annotations (its diff base). Not GROUP itself: kopf leaves every annotation
-#: under the prefix of its storage out of its change detection, which hid the operator's own
-#: annotations (paused, managed, approve, stop, refresh) from the update handlers.
-KOPF_PREFIX = f"kopf.{GROUP}"
-#: kopf's annotations as earlier versions stored them (under GROUP); removed on the next reconcile,
-#: since their ``kopf-managed`` marker alone makes kopf ignore the whole GROUP prefix.
-LEGACY_KOPF_ANNOTATIONS = (f"{GROUP}/last-handled-configuration", f"{GROUP}/kopf-managed")
+from kafka_zk_operator.domain.crd_identity import LEGACY_KOPF_ANNOTATIONS
+from kafka_zk_operator.zk_connection_settings import SaslSettings, TlsSettings, ZkConnectionSettings
 
 
 def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:
@@ -248,7 +238,7 @@ def _session_timeout(raw: Mapping[Any, Any], where: str) -> float:
 
 def _connect_problem(value: str) -> str | None:
     """Why ``value`` is not a ZooKeeper connect string (the CLI's rules, plus a port), or None."""
-    problem = session.hosts_problem(value) or session.chroot_problem(value)
+    problem = zk_connection_settings.hosts_problem(value) or zk_connection_settings.chroot_problem(value)
     if problem is None and ":" not in value:
         return "no HOST:PORT in it"
     return problem
@@ -280,10 +270,10 @@ def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
         password=_read_secret_file(section, "passwordFile", where),
         principal=_optional_str(section, "principal", where),
     )
-    if mechanism not in session.SASL_MECHANISMS:
+    if mechanism not in zk_connection_settings.SASL_MECHANISMS:
         raise SettingsError(
             f"{where}.mechanism {_show(mechanism)} is not a ZooKeeper SASL mechanism; use "
-            f"{' or '.join(session.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
+            f"{' or '.join(zk_connection_settings.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
         )
     if mechanism == "DIGEST-MD5" and not (sasl.username and sasl.password):
         raise SettingsError(

@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
@@ -141,16 +140,14 @@ def read_only_store(connect: str, timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) 
         except ValueError as exc:  # kazoo's own parsing of the connect string
             raise CliError(f"invalid ZooKeeper connect string {connect!r}: {exc}") from exc
         try:
-            with zk_errors.mapped(BROKER_IDS_PATH):
-                registered = client.exists(BROKER_IDS_PATH) is not None
-            if not registered:
+            store = ZkStore(client)
+            if not store.holds_kafka_cluster():
                 raise CliError(f"no Kafka cluster at {connect}: {BROKER_IDS_PATH} does not exist")
-            yield ZkStore(client)
+            yield store
         except errors.ClusterUnavailable as exc:
             raise CliError(f"{exc} ({connect})") from exc
         finally:
-            client.stop()
-            client.close()
+            session.close(client)
 
 
 class Progress:

@@ -16,20 +16,13 @@ import threading
 import warnings
 from collections.abc import Callable
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.protocol.states import KeeperState
-
 from kafka_zk_operator import metrics
-from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.config import ClusterSettings, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
-
-#: States in which kazoo has stopped reconnecting for good (we never stop a client we keep).
-_GIVEN_UP = (KeeperState.AUTH_FAILED, KeeperState.CLOSED)
 
 
 class ClusterRuntime:
@@ -38,7 +31,7 @@ class ClusterRuntime:
         self.name = settings.name
         self._patcher = patcher
         self._lock = threading.Lock()
-        self._client: KazooClient | None = None
+        self._client: session.ZkSession | None = None
         self._store: ZkStore | None = None
         self.health: HealthReporter | None = None
         #: ``/brokers/ids`` was seen once: the chroot is a Kafka cluster's.
@@ -47,14 +40,14 @@ class ClusterRuntime:
     def store(self) -> ZkStore:
         """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""
         with self._lock:
-            if self._client is not None and self._client.client_state in _GIVEN_UP:
+            if self._client is not None and session.has_given_up(self._client):  # we never stop one we keep
                 self._close()
             if self._store is None:
                 with warnings.catch_warnings():
                     # kazoo's "No chroot path exists" warning: _require_kafka says it properly.
                     warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
                     client = session.connect(self.settings.zookeeper)
-                client.add_listener(self._on_state)
+                session.on_connection_change(client, self._on_connection_change)
                 metrics.ZK_CONNECTED.labels(self.name).set(1)
                 self._client = client
                 self._store = ZkStore(
@@ -72,9 +65,7 @@ class ClusterRuntime:
 
     def _require_kafka(self, store: ZkStore) -> None:
         """:raises ClusterUnavailable: no ``/brokers/ids`` under the chroot (checked until seen)."""
-        with zk_errors.mapped(BROKER_IDS_PATH):
-            registered = store.client.exists(BROKER_IDS_PATH) is not None
-        if not registered:
+        if not store.holds_kafka_cluster():
             raise errors.ClusterUnavailable(
                 f"no Kafka cluster at ZooKeeper {self.settings.zookeeper.connect}: {BROKER_IDS_PATH} does "
                 "not exist under the chroot; check the chroot of the connect string (it must be the "
@@ -82,8 +73,8 @@ class ClusterRuntime:
             )
         self._kafka_seen = True
 
-    def _on_state(self, state: str) -> None:
-        metrics.ZK_CONNECTED.labels(self.name).set(1 if state == KazooState.CONNECTED else 0)
+    def _on_connection_change(self, connected: bool) -> None:
+        metrics.ZK_CONNECTED.labels(self.name).set(1 if connected else 0)
 
     def close(self) -> None:
         with self._lock:
@@ -93,8 +84,7 @@ class ClusterRuntime:
         if self.health is not None:
             self.health.stop()
         if self._client is not None:
-            self._client.stop()
-            self._client.close()
+            session.close(self._client)
         self._client = self._store = self.health = None
 
 

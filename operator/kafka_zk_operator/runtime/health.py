@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
-
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
@@ -87,7 +85,7 @@ class HealthReporter:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        ChildrenWatch(self.store.client, znodes_brokers.BROKER_IDS_PATH, self._on_brokers)
+        self.store.watch_children(znodes_brokers.BROKER_IDS_PATH, self._on_brokers)
         self._thread.start()
 
     def stop(self) -> None:
@@ -106,9 +104,7 @@ class HealthReporter:
                 self._next_generation += 1
                 self._generation[topic] = generation = self._next_generation
         if first:
-            DataWatch(
-                self.store.client, znodes_topics.topic_path(topic), self._topic_watcher(topic, generation)
-            )
+            self.store.watch_data(znodes_topics.topic_path(topic), self._topic_watcher(topic, generation))
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -244,10 +240,8 @@ class HealthReporter:
             new = partitions - known
             known |= new
         for partition in sorted(new):
-            DataWatch(
-                self.store.client,
-                znodes_topics.partition_state_path(topic, partition),
-                self._state_watcher(topic, generation),
+            self.store.watch_data(
+                znodes_topics.partition_state_path(topic, partition), self._state_watcher(topic, generation)
             )
 
     def _state_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:

@@ -1,7 +1,7 @@
 """How the operator connects to a cluster's ZooKeeper: connect string with chroot, SASL
 (DIGEST-MD5 or GSSAPI), ZooKeeper digest auth, TLS, and Kafka-compatible ACLs for new znodes.
 
-``ZkConnectionSettings`` is plain data (parsed from the operator's cluster configuration);
+``ZkConnectionSettings`` (``kafka_zk_operator.zk_connection_settings``) is plain data;
 ``connect()`` builds and starts a ``KazooClient``. With ``secure_acls`` (the cluster runs with
 ``zookeeper.set.acl=true``) new znodes get Kafka's ACLs: creator-all plus world-read, except
 under the sensitive roots where world-read is omitted (``ZkData.defaultAcls``). The ``auth``
@@ -20,14 +20,12 @@ until the connection timeout, and they would refuse again.
 from __future__ import annotations
 
 import logging
-import re
 import ssl
 import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient
@@ -39,6 +37,13 @@ from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.zk_connection_settings import CONNECT_FORMAT as CONNECT_FORMAT
+from kafka_zk_operator.zk_connection_settings import SASL_MECHANISMS as SASL_MECHANISMS
+from kafka_zk_operator.zk_connection_settings import SaslSettings as SaslSettings
+from kafka_zk_operator.zk_connection_settings import TlsSettings as TlsSettings
+from kafka_zk_operator.zk_connection_settings import ZkConnectionSettings as ZkConnectionSettings
+from kafka_zk_operator.zk_connection_settings import chroot_problem as chroot_problem
+from kafka_zk_operator.zk_connection_settings import hosts_problem as hosts_problem
 
 log = logging.getLogger(__name__)
 
@@ -58,81 +63,6 @@ kazoo_log = logging.getLogger("kazoo.client.kzo")
 kazoo_log.addFilter(_NoSaslRefusalTraceback())
 
 SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
-
-#: Kafka's ``zookeeper.connect``: comma-separated HOST[:PORT] (name, IPv4 or [IPv6]), then /CHROOT.
-CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. zk-0:2181,zk-1:2181/kafka"
-_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
-_HOST_PORT = re.compile(rf"{_HOST}(:(?P<port>[0-9]{{1,5}}))?")
-
-
-def hosts_problem(connect: str) -> str | None:
-    """Why the host list of a connect string is not HOST[:PORT],... (None when it is)."""
-    for entry in connect.partition("/")[0].split(","):
-        match = _HOST_PORT.fullmatch(entry)
-        if match is None:
-            shown = repr(entry) if len(entry) <= 40 else repr(entry[:37]) + "..."
-            return f"{shown} is not HOST or HOST:PORT"
-        port = match.group("port")
-        if port is not None and not 0 < int(port) < 65536:
-            return f"port {port} is not in 1-65535"
-    return None
-
-
-def chroot_problem(connect: str) -> str | None:
-    """Why the chroot of a connect string is not /NAME[/NAME...] (None when it is, or is absent)."""
-    _, slash, chroot = connect.partition("/")
-    if slash and chroot and any(not segment for segment in chroot.split("/")):
-        shown = repr("/" + chroot) if len(chroot) < 40 else repr("/" + chroot[:36]) + "..."
-        return f"the chroot {shown} has an empty segment"
-    return None
-
-
-#: What ZooKeeper's SASL authentication offers (and pure-sasl implements).
-SASL_MECHANISMS = ("DIGEST-MD5", "GSSAPI")
-
-
-@dataclass(frozen=True)
-class SaslSettings:
-    mechanism: str = "DIGEST-MD5"
-    username: str | None = None
-    password: str | None = None
-    service: str = "zookeeper"
-    principal: str | None = None
-
-
-@dataclass(frozen=True)
-class TlsSettings:
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
-    key_password: str | None = None
-    verify_certs: bool = True
-    #: The server certificate must name the host of the connect string (DNS or IP SAN), as
-    #: Kafka's ``zookeeper.ssl.endpoint.identification.algorithm=HTTPS`` default requires.
-    verify_hostname: bool = True
-
-
-@dataclass(frozen=True)
-class ZkConnectionSettings:
-    """Where and how to reach one Kafka cluster's ZooKeeper ensemble."""
-
-    connect: str  # "host1:2181,host2:2181/chroot", exactly Kafka's zookeeper.connect
-    session_timeout_s: float = 18.0
-    connection_timeout_s: float = 15.0
-    sasl: SaslSettings | None = None
-    digest_auth: tuple[str, ...] = field(default_factory=tuple)  # "user:password" entries
-    tls: TlsSettings | None = None
-    secure_acls: bool = False
-    read_only: bool = False
-
-    @property
-    def hosts(self) -> str:
-        return self.connect.split("/", 1)[0]
-
-    @property
-    def chroot(self) -> str:
-        return "/" + self.connect.split("/", 1)[1] if "/" in self.connect else ""
-
 
 def kafka_acls(path: str, secure: bool) -> list[ACL] | None:
     """The ACL Kafka would put on ``path`` (None = ZooKeeper's open default)."""
@@ -351,6 +281,32 @@ def connect(settings: ZkConnectionSettings) -> KazooClient:
     finally:
         client.remove_listener(watch)
     return client
+
+
+#: A started session, as :func:`connect` returns it.
+ZkSession: TypeAlias = KazooClient
+#: States in which kazoo has stopped reconnecting for good (a refused login on a reconnect, or closed).
+_GIVEN_UP = (KeeperState.AUTH_FAILED, KeeperState.CLOSED)
+
+
+def has_given_up(client: ZkSession) -> bool:
+    """kazoo will not reconnect this session any more: only a new one can reach ZooKeeper again."""
+    return client.client_state in _GIVEN_UP
+
+
+def on_connection_change(client: ZkSession, callback: Callable[[bool], None]) -> None:
+    """Call ``callback(connected)`` whenever the session connects or loses its connection."""
+
+    def listener(state: str) -> None:  # returns None: kazoo removes a listener that returns True
+        callback(state == KazooState.CONNECTED)
+
+    client.add_listener(listener)
+
+
+def close(client: ZkSession) -> None:
+    """End the session (its ephemeral znodes and watches go with it) and free its resources."""
+    client.stop()
+    client.close()
 
 
 def _servers(settings: ZkConnectionSettings) -> frozenset[tuple[str, int]]:

@@ -30,6 +30,7 @@ from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import (
+    watches,
     znodes_admin,
     znodes_brokers,
     znodes_cluster,
@@ -118,6 +119,19 @@ class ZkStore:
 
     def _acl(self, path: str) -> object:
         return kafka_acls(path, self.secure_acls)
+
+    # ------------------------------------------------------------------ watches
+    def watch_children(self, path: str, callback: watches.ChildrenCallback) -> None:
+        """``callback`` gets the children of ``path`` now and after every change (``adapters.zk.watches``)."""
+        watches.watch_children(self.client, path, callback)
+
+    def watch_data(self, path: str, callback: watches.DataCallback) -> None:
+        """``callback`` gets the data of ``path`` now and after every change (``adapters.zk.watches``)."""
+        watches.watch_data(self.client, path, callback)
+
+    def holds_kafka_cluster(self) -> bool:
+        """``/brokers/ids`` exists: a broker has registered under this chroot at least once."""
+        return self._exists(znodes_brokers.BROKER_IDS_PATH)
 
     # ------------------------------------------------------------------ guards
     def ensure_writable(self) -> int | None:
