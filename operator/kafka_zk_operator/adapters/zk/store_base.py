@@ -1,0 +1,216 @@
+"""The base of the ZooKeeper store: one started kazoo session, the reads every part shares, the
+KRaft guard and transactions that every write goes through, and the cluster's Kafka line.
+
+``ZkStore`` (``adapters.zk.store``) is what callers use; its parts - entity configs
+(``store_configs``), admin requests (``store_admin``) and topics (``store``) - build on this.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+from kazoo.protocol.states import ZnodeStat
+
+from kafka_zk_operator.adapters.zk import errors as zk_errors
+from kafka_zk_operator.adapters.zk import watches, znodes_brokers, znodes_cluster
+from kafka_zk_operator.adapters.zk.session import kafka_acls
+from kafka_zk_operator.domain import errors, kafka_lines, model
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Versioned(Generic[T]):
+    """A decoded znode together with the ZooKeeper data version it was read at."""
+
+    value: T
+    version: int
+
+
+class StoreBase:
+    """Reads of Kafka's cluster znodes and the guarded transactions of every write, on one ``KazooClient``."""
+
+    def __init__(
+        self,
+        client: KazooClient,
+        *,
+        secure_acls: bool = False,
+        kafka_version: kafka_lines.KafkaLine | None = None,
+    ) -> None:
+        self.client = client
+        self.secure_acls = secure_acls
+        #: The cluster's ``kafkaVersion`` setting (None: inferred from the registrations).
+        self.kafka_version = kafka_version
+        self._lock = threading.Lock()
+        self.writes = 0
+        #: Called after every successful write (e.g. to count it in a metric).
+        self.on_write: Callable[[], None] | None = None
+        #: (cversion of /brokers/ids, {live broker id: registration version}): re-read only when
+        #: a broker registered or left since, not for every config write.
+        self._registration_versions: tuple[int, dict[int, int]] | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _count_write(self) -> None:
+        with self._lock:
+            self.writes += 1
+        if self.on_write is not None:
+            self.on_write()
+
+    def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        with zk_errors.mapped(path):
+            try:
+                data, stat = self.client.get(path)
+            except NoNodeError:
+                return None
+        return data, stat
+
+    def _exists(self, path: str) -> bool:
+        with zk_errors.mapped(path):
+            return self.client.exists(path) is not None
+
+    def _children(self, path: str) -> list[str]:
+        with zk_errors.mapped(path):
+            try:
+                children: list[str] = self.client.get_children(path)
+            except NoNodeError:
+                return []
+        return children
+
+    def _acl(self, path: str) -> object:
+        return kafka_acls(path, self.secure_acls)
+
+    # ------------------------------------------------------------------ watches
+
+    def watch_children(self, path: str, callback: watches.ChildrenCallback) -> None:
+        """``callback`` gets the children of ``path`` now and after every change (``adapters.zk.watches``)."""
+        watches.watch_children(self.client, path, callback)
+
+    def watch_data(self, path: str, callback: watches.DataCallback) -> None:
+        """``callback`` gets the data of ``path`` now and after every change (``adapters.zk.watches``)."""
+        watches.watch_data(self.client, path, callback)
+
+    def holds_kafka_cluster(self) -> bool:
+        """``/brokers/ids`` exists: a broker has registered under this chroot at least once."""
+        return self._exists(znodes_brokers.BROKER_IDS_PATH)
+
+    # ------------------------------------------------------------------ guards
+
+    def ensure_writable(self) -> int | None:
+        """Refuse to write when the cluster is (moving to) KRaft, as Kafka's own writers do.
+
+        Returns the ``/controller_epoch`` version read *before* the guard's other reads (None in a
+        chroot where no controller was ever elected). Every write transaction checks it
+        (:meth:`_transaction`): any controller change since - a KRaft controller taking over among
+        them, which rewrites the epoch - fails the write, and the caller re-reads. Kafka's 3.x
+        config writer checks ``/controller``'s version instead; the epoch also moves when an
+        ephemeral ``/controller`` is re-created at version 0 and while no controller is registered.
+        """
+        epoch = self._get(znodes_cluster.CONTROLLER_EPOCH_PATH)
+        if self._exists(znodes_cluster.MIGRATION_PATH):
+            raise errors.KRaftMigrationDetected(
+                "the cluster is migrating to KRaft (/migration exists): ZooKeeper is no longer the "
+                "source of truth, so the operator writes nothing; manage topics through the Admin API"
+            )
+        controller = self.controller()
+        if controller is not None and controller.is_kraft_controller:
+            raise errors.KRaftMigrationDetected(
+                f"a KRaft controller (id {controller.broker_id}) owns /controller; "
+                "the operator writes nothing"
+            )
+        return None if epoch is None else epoch[1].version
+
+    def _transaction(self) -> tuple[Any, list[str]]:
+        """A transaction that starts with the KRaft guard's ``/controller_epoch`` check, and its paths."""
+        epoch_version = self.ensure_writable()
+        tx = self.client.transaction()
+        if epoch_version is None:
+            return tx, []
+        tx.check(znodes_cluster.CONTROLLER_EPOCH_PATH, epoch_version)
+        return tx, [znodes_cluster.CONTROLLER_EPOCH_PATH]
+
+    def _commit(self, tx: Any, paths: list[str]) -> None:
+        with zk_errors.mapped(paths[-1]):
+            results = tx.commit()
+        failure = zk_errors.transaction_failure(list(results), paths)
+        if failure is not None:
+            if paths[0] == znodes_cluster.CONTROLLER_EPOCH_PATH and failure.message.startswith(
+                paths[0] + " "
+            ):
+                raise errors.VersionConflict(
+                    "the Kafka controller changed while the operator was writing (/controller_epoch moved "
+                    "since the KRaft-migration guard read it); nothing was written, re-reading"
+                ) from None
+            raise failure
+        self._count_write()
+
+    # ------------------------------------------------------------------ cluster reads
+
+    def controller(self) -> znodes_cluster.ControllerRegistration | None:
+        got = self._get(znodes_cluster.CONTROLLER_PATH)
+        return (
+            None
+            if got is None
+            else znodes_cluster.ControllerZNode.decode(got[0], znodes_cluster.CONTROLLER_PATH)
+        )
+
+    def controller_registration_version(self) -> int | None:
+        """The ``/brokers/ids`` JSON version of the active controller (None: no controller, or it
+        is not a registered broker, e.g. a KRaft controller during migration)."""
+        controller = self.controller()
+        if controller is None:
+            return None
+        path = znodes_brokers.BrokerIdZNode.path(controller.broker_id)
+        got = self._get(path)
+        return None if got is None else znodes_brokers.BrokerIdZNode.decode(got[0], path).version
+
+    def cluster_id(self) -> str | None:
+        got = self._get(znodes_cluster.CLUSTER_ID_PATH)
+        return (
+            None
+            if got is None
+            else znodes_cluster.ClusterIdZNode.decode(got[0], znodes_cluster.CLUSTER_ID_PATH)
+        )
+
+    def broker_ids(self) -> list[int]:
+        return sorted(
+            int(child) for child in self._children(znodes_brokers.BROKER_IDS_PATH) if child.isdigit()
+        )
+
+    def broker_registrations(self) -> list[znodes_brokers.BrokerRegistration]:
+        registrations = []
+        for broker_id in self.broker_ids():
+            path = znodes_brokers.BrokerIdZNode.path(broker_id)
+            got = self._get(path)
+            if got is not None:  # the broker may have gone between the two reads
+                registrations.append(znodes_brokers.BrokerIdZNode.decode(got[0], path))
+        return registrations
+
+    def live_brokers(self) -> list[model.Broker]:
+        """Live brokers sorted by id, with racks: the input of Kafka's replica assignment."""
+        return [r.broker for r in self.broker_registrations()]
+
+    def cluster_line(self) -> kafka_lines.ClusterLine:
+        """The Kafka line whose rules every write follows (``domain.kafka_lines``).
+
+        :raises KafkaLineMismatch: the ``kafkaVersion`` setting contradicts the registrations.
+        """
+        return kafka_lines.cluster_line(self._live_registration_versions(), self.kafka_version)
+
+    def _live_registration_versions(self) -> dict[int, int]:
+        path = znodes_brokers.BROKER_IDS_PATH
+        with zk_errors.mapped(path):
+            stat = self.client.exists(path)  # its cversion moves whenever a broker comes or goes
+        if stat is None:
+            return {}
+        cached = self._registration_versions
+        if cached is not None and cached[0] == stat.cversion:
+            return cached[1]
+        versions = {r.broker.id: r.version for r in self.broker_registrations()}
+        self._registration_versions = (stat.cversion, versions)
+        return versions
