@@ -1,7 +1,7 @@
 """How the operator connects to a cluster's ZooKeeper: connect string with chroot, SASL
 (DIGEST-MD5 or GSSAPI), ZooKeeper digest auth, TLS, and Kafka-compatible ACLs for new znodes.
 
-``ZkConnectionSettings`` (``kafka_zk_operator.zk_connection_settings``) is plain data;
+``ZkConnectionSettings`` (``kafka_zk_operator.config.zookeeper``) is plain data;
 ``connect()`` builds and starts a ``KazooClient``. With ``secure_acls`` (the cluster runs with
 ``zookeeper.set.acl=true``) new znodes get Kafka's ACLs: creator-all plus world-read, except
 under the sensitive roots where world-read is omitted (``ZkData.defaultAcls``). The ``auth``
@@ -36,14 +36,14 @@ from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
+from kafka_zk_operator.config.zookeeper import CONNECT_FORMAT as CONNECT_FORMAT
+from kafka_zk_operator.config.zookeeper import SASL_MECHANISMS as SASL_MECHANISMS
+from kafka_zk_operator.config.zookeeper import SaslSettings as SaslSettings
+from kafka_zk_operator.config.zookeeper import TlsSettings as TlsSettings
+from kafka_zk_operator.config.zookeeper import ZkConnectionSettings as ZkConnectionSettings
+from kafka_zk_operator.config.zookeeper import chroot_problem as chroot_problem
+from kafka_zk_operator.config.zookeeper import hosts_problem as hosts_problem
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.zk_connection_settings import CONNECT_FORMAT as CONNECT_FORMAT
-from kafka_zk_operator.zk_connection_settings import SASL_MECHANISMS as SASL_MECHANISMS
-from kafka_zk_operator.zk_connection_settings import SaslSettings as SaslSettings
-from kafka_zk_operator.zk_connection_settings import TlsSettings as TlsSettings
-from kafka_zk_operator.zk_connection_settings import ZkConnectionSettings as ZkConnectionSettings
-from kafka_zk_operator.zk_connection_settings import chroot_problem as chroot_problem
-from kafka_zk_operator.zk_connection_settings import hosts_problem as hosts_problem
 
 log = logging.getLogger(__name__)
 

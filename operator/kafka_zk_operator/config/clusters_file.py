@@ -1,0 +1,227 @@
+"""The clusters file (``KZO_CLUSTERS_FILE``): the Kafka clusters the operator serves, each with its
+ZooKeeper connect string, session timeout, SASL, digest auth, TLS, ACL mode and ``kafkaVersion``.
+
+Every problem is a one-line :class:`SettingsError` naming the key (``clusters[0].tls.certFile``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from kafka_zk_operator.config import zookeeper
+from kafka_zk_operator.config.settings import ClusterSettings, SettingsError
+from kafka_zk_operator.config.values import kind_of, one_line, plain, read_file, show
+from kafka_zk_operator.config.zookeeper import SaslSettings, TlsSettings, ZkConnectionSettings
+from kafka_zk_operator.domain import kafka_lines
+
+_CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. 'zk-0:2181,zk-1:2181/kafka'"
+#: kazoo sends the session timeout as a 32-bit count of milliseconds.
+_MAX_SESSION_TIMEOUT_S = 2_147_483.0
+_MIN_SESSION_TIMEOUT_S = 0.001
+
+
+def _read_secret_file(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    path = section.get(key)
+    what = f"{where}.{key}"
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path.strip():
+        raise SettingsError(f"{what} must be the path of a file (a string), got {kind_of(path)}")
+    text = read_file(path, what)
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()  # as text-mode reading did
+
+
+def _optional_str(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    value = section.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise SettingsError(f"{where}.{key} must be a string, got {kind_of(value)}; quote it in the YAML")
+
+
+def _section(raw: Mapping[Any, Any], key: str, where: str) -> Mapping[Any, Any] | None:
+    value = raw.get(key)
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise SettingsError(f"{where}.{key} must be a mapping of {key} settings, got {kind_of(value)}")
+
+
+def _flag(raw: Mapping[Any, Any], key: str, where: str, default: bool) -> bool:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise SettingsError(f"{where}.{key} must be true or false (unquoted), got {kind_of(value)}")
+
+
+def _session_timeout(raw: Mapping[Any, Any], where: str) -> float:
+    value = raw.get("sessionTimeoutSeconds")
+    if value is None:
+        return 18.0
+    number = math.nan
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            number = math.nan
+    if not _MIN_SESSION_TIMEOUT_S <= number <= _MAX_SESSION_TIMEOUT_S:  # False for NaN
+        raise SettingsError(
+            f"{where}.sessionTimeoutSeconds must be a positive finite number of seconds "
+            f"({_MIN_SESSION_TIMEOUT_S:g} to {_MAX_SESSION_TIMEOUT_S:.0f}), e.g. 18; got {kind_of(value)}"
+        )
+    return number
+
+
+def _connect_problem(value: str) -> str | None:
+    """Why ``value`` is not a ZooKeeper connect string (the CLI's rules, plus a port), or None."""
+    problem = zookeeper.hosts_problem(value) or zookeeper.chroot_problem(value)
+    if problem is None and ":" not in value:
+        return "no HOST:PORT in it"
+    return problem
+
+
+def connect_string(value: object, what: str) -> str:
+    """A validated connect string (stripped). :raises SettingsError: naming ``what``."""
+    if not isinstance(value, str) or not value.strip():
+        got = "it is missing" if value is None else f"got {kind_of(value)}"
+        raise SettingsError(
+            f"{what} must be a ZooKeeper connect string (Kafka's zookeeper.connect) "
+            f"like {_CONNECT_FORMAT}; {got}"
+        )
+    connect = value.strip()
+    problem = _connect_problem(connect)
+    if problem is not None:
+        raise SettingsError(
+            f"{what}={show(value)} is not a ZooKeeper connect string ({problem}); expected {_CONNECT_FORMAT}"
+        )
+    return connect
+
+
+def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
+    mechanism = (_optional_str(section, "mechanism", where) or "DIGEST-MD5").strip().upper()
+    sasl = SaslSettings(
+        mechanism=mechanism,
+        username=_read_secret_file(section, "usernameFile", where)
+        or _optional_str(section, "username", where),
+        password=_read_secret_file(section, "passwordFile", where),
+        principal=_optional_str(section, "principal", where),
+    )
+    if mechanism not in zookeeper.SASL_MECHANISMS:
+        raise SettingsError(
+            f"{where}.mechanism {show(mechanism)} is not a ZooKeeper SASL mechanism; use "
+            f"{' or '.join(zookeeper.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
+        )
+    if mechanism == "DIGEST-MD5" and not (sasl.username and sasl.password):
+        raise SettingsError(
+            f"{where}: DIGEST-MD5 needs usernameFile (or username) and passwordFile, non-empty: the "
+            "username and password of the brokers' JAAS Client section"
+        )
+    return sasl
+
+
+def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
+    if not isinstance(raw, Mapping):
+        raise SettingsError(
+            f"{where} must be a mapping with 'name' and 'zookeeper' keys "
+            f"(e.g. '- name: main' / '  zookeeper: zk:2181/kafka'), got {kind_of(raw)}"
+        )
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise SettingsError(f"{where}.name must be a non-empty string")
+    connect = connect_string(raw.get("zookeeper"), f"{where}.zookeeper")
+    sasl = None
+    s = _section(raw, "sasl", where)
+    if s is not None:
+        sasl = _sasl(s, f"{where}.sasl")
+    digest = _read_secret_file(raw, "digestAuthFile", where)
+    tls = None
+    t = _section(raw, "tls", where)
+    if t is not None:
+        tls_where = f"{where}.tls"
+        tls = TlsSettings(
+            ca_file=_optional_str(t, "caFile", tls_where),
+            cert_file=_optional_str(t, "certFile", tls_where),
+            key_file=_optional_str(t, "keyFile", tls_where),
+            key_password=_read_secret_file(t, "keyPasswordFile", tls_where),
+            verify_certs=_flag(t, "verify", tls_where, True),
+            verify_hostname=_flag(t, "verifyHostname", tls_where, True),
+        )
+        if (tls.cert_file is None) != (tls.key_file is None):  # kazoo would silently send no certificate
+            raise SettingsError(
+                f"{tls_where}: certFile and keyFile go together (the client certificate and its "
+                "private key, PEM); give both for mutual TLS, or neither"
+            )
+        if tls.key_password is not None and tls.key_file is None:
+            raise SettingsError(f"{tls_where}: keyPasswordFile decrypts keyFile; give keyFile too")
+    zk = ZkConnectionSettings(
+        connect=connect,
+        session_timeout_s=_session_timeout(raw, where),
+        sasl=sasl,
+        digest_auth=(digest,) if digest else (),
+        tls=tls,
+        secure_acls=_flag(raw, "secureAcls", where, False),
+    )
+    return ClusterSettings(
+        name=name,
+        zookeeper=zk,
+        kafka_version=kafka_version(raw.get("kafkaVersion"), f"{where}.kafkaVersion"),
+    )
+
+
+def kafka_version(value: object, what: str) -> kafka_lines.KafkaLine | None:
+    """A ``kafkaVersion`` value: absent/empty, or a supported Kafka version as a string."""
+    if value is None or value == "":
+        return None
+    number = isinstance(value, float | int) and not isinstance(value, bool)
+    if number:
+        value = str(value)  # YAML reads 2.8 as a number; "0.10.2" (two dots) stays a string
+    if not isinstance(value, str):
+        raise SettingsError(f'{what} must be a Kafka version such as "2.8", got {kind_of(value)}')
+    try:
+        return kafka_lines.parse_line(value)
+    except ValueError as exc:
+        hint = ' (YAML read it as a number: quote the version, e.g. "0.10.2")' if number else ""
+        raise SettingsError(f"{what}: {exc}{hint}") from None
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """One line for a PyYAML (or constructor) failure, with line/column when known."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = one_line(exc.problem or exc.context or "syntax error")
+        context = f" ({one_line(exc.context)})" if exc.context and exc.problem else ""
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"invalid YAML{where}: {problem}{context}"
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = f"character #x{exc.character:04x}" if isinstance(exc.character, int) else "character"
+        return f"invalid YAML at character {exc.position}: unacceptable {char} ({one_line(str(exc.reason))})"
+    if isinstance(exc, RecursionError):
+        return "invalid YAML: nested too deeply"
+    return f"invalid YAML: {one_line(str(exc)) or type(exc).__name__}"
+
+
+def clusters_from_file(path: str) -> tuple[list[ClusterSettings], str | None]:
+    label = f"KZO_CLUSTERS_FILE={plain(path)}"
+    text = read_file(path, "KZO_CLUSTERS_FILE")
+    try:
+        doc = yaml.safe_load(text) or {}
+    except Exception as exc:  # PyYAML's constructors also raise ValueError, KeyError, RecursionError...
+        raise SettingsError(f"{label}: {_yaml_problem(exc)}; fix the file's syntax") from exc
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("clusters"), list):
+        raise SettingsError(f"{label} must have a 'clusters' list")
+    items = doc["clusters"]
+    if not items:
+        raise SettingsError(f"{label}: 'clusters' is empty; list at least one cluster (name and zookeeper)")
+    clusters = [_cluster_from_dict(raw, f"{label}: clusters[{i}]") for i, raw in enumerate(items)]
+    default_cluster = doc.get("defaultCluster")
+    names = [c.name for c in clusters]
+    if default_cluster is not None and (not isinstance(default_cluster, str) or default_cluster not in names):
+        raise SettingsError(
+            f"{label}: defaultCluster {show(default_cluster)} is not one of {names}; "
+            "name one of the clusters or remove it"
+        )
+    return clusters, default_cluster

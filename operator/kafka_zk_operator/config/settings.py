@@ -1,0 +1,59 @@
+"""The operator's settings as typed, frozen values (read by :func:`kafka_zk_operator.config.load`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
+from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain.crd_identity import LEGACY_KOPF_ANNOTATIONS
+
+
+def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:
+    """The legacy kopf annotations present in ``annotations`` (to be removed)."""
+    return [key for key in LEGACY_KOPF_ANNOTATIONS if key in (annotations or {})]
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    name: str
+    zookeeper: ZkConnectionSettings
+    #: ``kafkaVersion``: the oldest line the brokers run; ``None`` infers it from the registrations.
+    kafka_version: kafka_lines.KafkaLine | None = None
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    clusters: tuple[ClusterSettings, ...]
+    default_cluster: str | None = None
+    namespaces: tuple[str, ...] = ()
+    resync_seconds: float = 60.0
+    config_drift: str = "revert"
+    deleted_topic_drift: str = "recreate"
+    metrics_port: int = 9090
+    health_port: int = 8080
+    create_wait_seconds: float = 10.0
+    status_heartbeat_seconds: float = 300.0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def cluster(self, name: str | None) -> ClusterSettings:
+        """The cluster a resource names, or the default one. :raises InvalidSpec: unknown name."""
+        wanted = name or self.default_cluster
+        if wanted is None:
+            if len(self.clusters) == 1:
+                return self.clusters[0]
+            raise errors.InvalidSpec(
+                "spec.cluster is empty and the operator serves several clusters "
+                f"({', '.join(c.name for c in self.clusters)}); name one of them"
+            )
+        for cluster in self.clusters:
+            if cluster.name == wanted:
+                return cluster
+        raise errors.InvalidSpec(
+            f"unknown cluster {wanted!r}; this operator serves: {', '.join(c.name for c in self.clusters)}"
+        )
+
+
+class SettingsError(Exception):
+    """The operator's own configuration is wrong; the message says which variable or key."""
