@@ -4,8 +4,8 @@
 For every line the operator supports (``devstack.topic_config_facts.RELEASES``: the newest patch of
 each line, 0.10.0.1 to 3.9.2) the jars are fetched from Maven Central (cached), the line's
 ``LogConfig`` definition is read by ``TopicConfigFacts dump`` in a JVM, and the result is written
-as one checked-in table that ``domain.topic_config`` loads. A validator the table cannot express
-stops the script: map it in ``TopicConfigFacts.java`` and ``domain/topic_config.py`` first.
+as one checked-in table that ``domain.topic_config_keys`` loads. A validator the table cannot express
+stops the script: map it in ``TopicConfigFacts.java`` and ``domain/topic_config_keys.py`` first.
 ``tests/integration/test_topic_config_table.py`` re-runs the dump for the lines ``make test`` runs
 and compares.
 
