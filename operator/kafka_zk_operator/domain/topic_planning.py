@@ -1,6 +1,7 @@
 """Topic planning: what to write to ZooKeeper so a Kafka topic matches its KafkaTopic spec.
 
-:func:`plan_topic` compares the desired topic (from the custom resource) with what ZooKeeper
+:func:`plan_topic` compares the desired topic (from the custom resource; the values are in
+``domain.topic_plan``) with what ZooKeeper
 holds and returns a :class:`TopicPlan`: the ordered writes to make (create the topic, write its
 config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
 for requests that cannot or must not be carried out. Called by the topic reconciler on every
@@ -19,157 +20,27 @@ drawn from the injected ``rng``.
 
 from __future__ import annotations
 
-import enum
 import random
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
 
 from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors, kafka_lines, topic_config, topic_names
 from kafka_zk_operator.domain.kafka_lines import ClusterLine
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
-from kafka_zk_operator.domain.topic_placement import Placement
-
-ReplicaMap = Mapping[PartitionId, tuple[BrokerId, ...]]
-#: (existing partitions, wanted partition count, replication factor) -> replica lists for the new
-#: partitions, or ``None`` to fall back to Kafka's placement (see ``domain.topic_placement``).
-Placer = Callable[
-    [Mapping[PartitionId, Sequence[BrokerId]], int, int], dict[PartitionId, tuple[BrokerId, ...]] | None
-]
+from kafka_zk_operator.domain.topic_plan import AlterTopicConfig as AlterTopicConfig
+from kafka_zk_operator.domain.topic_plan import CreateTopic as CreateTopic
+from kafka_zk_operator.domain.topic_plan import DesiredTopic as DesiredTopic
+from kafka_zk_operator.domain.topic_plan import DriftPolicy as DriftPolicy
+from kafka_zk_operator.domain.topic_plan import GrowPartitions as GrowPartitions
+from kafka_zk_operator.domain.topic_plan import ObservedTopic as ObservedTopic
+from kafka_zk_operator.domain.topic_plan import Placer as Placer
+from kafka_zk_operator.domain.topic_plan import PlanKind as PlanKind
+from kafka_zk_operator.domain.topic_plan import ReplicaMap as ReplicaMap
+from kafka_zk_operator.domain.topic_plan import TopicAction as TopicAction
+from kafka_zk_operator.domain.topic_plan import TopicPlan as TopicPlan
 
 #: Partitions listed by name in one drift sentence; the rest are counted.
 MAX_PARTITIONS_NAMED = 10
-
-
-class DriftPolicy(enum.StrEnum):
-    """What to do when Kafka differs from the spec in a way the operator can change."""
-
-    #: Write the spec (Strimzi's behaviour): out-of-band config changes are reverted.
-    REVERT = "revert"
-    #: Keep Kafka's value and report it; only what changed in the spec since the operator last
-    #: wrote the config is applied. Partitions added outside the operator are reported too.
-    REPORT = "report"
-
-
-class PlanKind(enum.StrEnum):
-    CREATE = "Create"
-    GROW = "Grow"
-    ALTER_CONFIG = "AlterConfig"
-    GROW_AND_ALTER_CONFIG = "GrowAndAlterConfig"
-    NO_CHANGE = "NoChange"
-
-
-@dataclass(frozen=True, slots=True)
-class DesiredTopic:
-    """The topic a KafkaTopic asks for (``spec.topicName`` or ``metadata.name``, etc.)."""
-
-    name: str
-    partitions: int
-    replication_factor: int
-    config: Mapping[str, str]
-    #: ``spec.assignment`` with integer partition ids, or ``None`` for a computed placement.
-    assignment: ReplicaMap | None = None
-    #: ``spec.placement``: how a computed placement is computed (the caller supplies the placer).
-    placement: Placement = Placement.KAFKA
-
-
-@dataclass(frozen=True, slots=True)
-class ObservedTopic:
-    """What ZooKeeper holds for the topic name. ``None`` in place of this: nothing at all."""
-
-    #: ``/brokers/topics/<t>``; ``None`` when absent while other znodes of the name remain.
-    assignment: TopicAssignment | None
-    #: ``/config/topics/<t>`` (the complete override set; empty when absent).
-    config: Mapping[str, str]
-    #: ``/admin/delete_topics/<t>`` exists.
-    marked_for_deletion: bool = False
-    #: The topic appears in ``/admin/reassign_partitions`` (the topic znode's adding/removing
-    #: replicas are checked as well).
-    in_reassignment: bool = False
-    #: Why ``/admin/reassign_partitions`` could not be read (then ``in_reassignment`` is True: the
-    #: topic may be moving, so partitions and the replication factor wait; the rest is applied).
-    reassignment_note: str | None = None
-
-    @property
-    def is_reassigning(self) -> bool:
-        return self.in_reassignment or (self.assignment is not None and self.assignment.is_reassigning)
-
-
-@dataclass(frozen=True, slots=True)
-class CreateTopic:
-    """Write ``/config/topics/<t>`` (even when empty), then create ``/brokers/topics/<t>``."""
-
-    assignment: ReplicaMap
-    config: Mapping[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class AlterTopicConfig:
-    """Replace ``/config/topics/<t>`` with ``config`` and add a change notification."""
-
-    #: The complete new override set (operator-owned keys carried over from Kafka).
-    config: Mapping[str, str]
-    #: One phrase per changed key, e.g. ``retention.ms: '1000' -> '2000'``.
-    changes: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class GrowPartitions:
-    """Append ``new_assignment`` to ``/brokers/topics/<t>``, keeping every other field."""
-
-    #: Partition count the plan was made against; the write must find exactly this many.
-    existing_partition_count: int
-    #: Only the new partitions, ids ``existing_partition_count .. total-1``.
-    new_assignment: ReplicaMap
-
-    @property
-    def total_partitions(self) -> int:
-        return self.existing_partition_count + len(self.new_assignment)
-
-
-TopicAction = CreateTopic | AlterTopicConfig | GrowPartitions
-
-
-@dataclass(frozen=True, slots=True)
-class TopicPlan:
-    """The writes for one topic, in the order to apply them, plus what to tell the user."""
-
-    topic: str
-    #: Config before partitions, so new partitions' logs are created with the new config.
-    actions: tuple[TopicAction, ...] = ()
-    warnings: tuple[str, ...] = ()
-    drift: tuple[str, ...] = ()
-
-    @property
-    def create(self) -> CreateTopic | None:
-        return next((a for a in self.actions if isinstance(a, CreateTopic)), None)
-
-    @property
-    def alter_config(self) -> AlterTopicConfig | None:
-        return next((a for a in self.actions if isinstance(a, AlterTopicConfig)), None)
-
-    @property
-    def grow(self) -> GrowPartitions | None:
-        return next((a for a in self.actions if isinstance(a, GrowPartitions)), None)
-
-    @property
-    def kind(self) -> PlanKind:
-        if self.create:
-            return PlanKind.CREATE
-        if self.grow and self.alter_config:
-            return PlanKind.GROW_AND_ALTER_CONFIG
-        if self.grow:
-            return PlanKind.GROW
-        if self.alter_config:
-            return PlanKind.ALTER_CONFIG
-        return PlanKind.NO_CHANGE
-
-    @property
-    def reason(self) -> errors.Reason:
-        """Created, Updated or InSync (the caller says Adopted for a first sync of an existing topic)."""
-        if self.create:
-            return errors.Reason.CREATED
-        return errors.Reason.UPDATED if self.actions else errors.Reason.IN_SYNC
 
 
 def plan_topic(
