@@ -93,3 +93,21 @@ def test_declared_line_newer_than_a_registration_allows_is_refused() -> None:
         "register /brokers/ids v3, which only Kafka 0.10.1 or older writes; set kafkaVersion to the oldest "
         "line any broker runs (the operator writes nothing until it matches)"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ((2, 0, 0), "Kafka ignores it"),
+        ((3, 9, 0), "Kafka ignores it"),
+        ((1, 1, 0), "parses it leniently and may still move what it can read"),
+        ((0, 10, 0), "parses it leniently and may still move what it can read"),
+    ],
+)
+def test_an_unparseable_reassignment_znode_is_described_as_the_clusters_controller_treats_it(
+    line: kafka_lines.KafkaLine, says: str
+) -> None:
+    effect = kafka_lines.unparseable_reassignment_effect(kafka_lines.ClusterLine(line, declared=True))
+    assert says in effect
+    if line < (2, 0, 0):
+        assert "ignores" not in effect, "1.1 and older run what they can parse of it (defect 4)"

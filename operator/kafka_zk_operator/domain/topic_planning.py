@@ -1,9 +1,8 @@
 """Topic planning: what to write to ZooKeeper so a Kafka topic matches its KafkaTopic spec.
 
-:func:`plan_topic` compares the desired topic (from the custom resource; the values are in
-``domain.topic_plan``) with what ZooKeeper
-holds and returns a :class:`TopicPlan`: the ordered writes to make (create the topic, write its
-config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
+:func:`plan_topic` compares the desired topic (from the custom resource) with what ZooKeeper
+holds and returns a :class:`TopicPlan` (these values live in ``domain.topic_plan``): the ordered
+writes to make (create the topic, write its config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
 for requests that cannot or must not be carried out. Called by the topic reconciler on every
 create, update, resume and resync (read → plan → apply → report); a resync of an in-sync topic
 yields an empty plan, so nothing is written.
