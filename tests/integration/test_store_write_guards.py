@@ -24,7 +24,7 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import assignment, errors
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_throttles import apply_topic_config
-from kafka_zk_operator.service import reassignment_execution as execution
+from kafka_zk_operator.service.reassignment import execution
 from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView

@@ -17,7 +17,8 @@ from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.reassignment_computed import plan_computed
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest
-from kafka_zk_operator.service import plan_offload, reassignment_offload
+from kafka_zk_operator.service import plan_offload
+from kafka_zk_operator.service.reassignment import offload as reassignment_offload
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
 VIEW = ClusterView(

@@ -17,7 +17,7 @@ from kafka_zk_operator.domain.reassignment_request import (
     ReassignmentRequest,
     RequestedPartition,
 )
-from kafka_zk_operator.service.reassignment_proposals import (
+from kafka_zk_operator.service.reassignment.proposals import (
     load_plan,
     make_proposal,
     stale_sources,

@@ -1,4 +1,4 @@
-"""The level-based reconcile of ``service.reassignments`` against in-memory stand-ins.
+"""The level-based reconcile of ``service.reassignment`` against in-memory stand-ins.
 
 ``FakeZk`` holds topic assignments, configs and the admin znodes the way ZooKeeper would, and
 ``finish_reassignment`` plays Kafka's controller; ``FakeApi`` is the API server (status merge
@@ -21,7 +21,9 @@ from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.domain import errors, kafka_lines
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
-from kafka_zk_operator.service import plan_offload, reassignment_offload, reassignments
+from kafka_zk_operator.service import plan_offload
+from kafka_zk_operator.service import reassignment as reassignments
+from kafka_zk_operator.service.reassignment import offload as reassignment_offload
 from tests.unit.test_reassignment_offload import FakeOffload
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

@@ -1,6 +1,6 @@
 """kopf handlers for PartitionReassignment: create, update, resume and a poll timer all run the same
-level-based step (``service.reassignments.reconcile``); delete waits for the batch in flight and
-removes the throttles (``service.reassignments.delete``).
+level-based step (``service.reassignment.reconcile``); delete waits for the batch in flight and
+removes the throttles (``service.reassignment.delete``).
 
 The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
 comes from a kopf index of the resources waiting to run; the service confirms it with a fresh
@@ -40,8 +40,8 @@ from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
-from kafka_zk_operator.service import reassignments
-from kafka_zk_operator.service.topics import Event
+from kafka_zk_operator.service import reassignment as reassignments
+from kafka_zk_operator.service.events import Event
 
 POLL_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_POLL_SECONDS", "5") or 5)
 STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") or 1800)

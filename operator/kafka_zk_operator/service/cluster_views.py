@@ -27,7 +27,7 @@ from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.topic_placement import balanced_assignment
 from kafka_zk_operator.domain.topic_planning import Placer
-from kafka_zk_operator.service.reassignment_proposals import read_cluster
+from kafka_zk_operator.service.reassignment.proposals import read_cluster
 
 #: Age after which the view is read from ZooKeeper again.
 MAX_AGE_S = 30.0

@@ -37,16 +37,10 @@ from kafka_zk_operator.domain.topic_status import (
 )
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
+from kafka_zk_operator.service.events import Event as Event
 
 #: Delay before retrying a reconcile that failed for a transient reason.
 RETRY_DELAY_S = 5.0
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str  # "Normal" | "Warning"
-    reason: str
-    message: str
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The ZooKeeper side of running a batch: observe it, throttle it, submit it, elect its leaders.
 
 Every function reads ZooKeeper afresh and is idempotent, so the caller (the level-based
-reconcile in ``service.reassignments``) can repeat any step after a crash:
+reconcile in ``service.reassignment``) can repeat any step after a crash:
 
 * :func:`observe_batch` - topic znodes, partition state znodes and ``/admin/reassign_partitions``
   of one batch, judged by ``domain.reassignment_progress``;

@@ -1,0 +1,140 @@
+"""The two entry points of the reassignment service: :func:`reconcile` (create, update, resume and
+the poll timer) and :func:`delete` (before the finalizer goes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from kafka_zk_operator.adapters.k8s.partitionreassignment import (
+    QueueRank,
+    is_started,
+    parse_resource,
+    refresh_requested,
+)
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.reassignment_batches import make_batches
+from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
+from kafka_zk_operator.domain.reassignment_status import (
+    TERMINAL,
+    Phase,
+    Why,
+)
+from kafka_zk_operator.domain.reassignment_throttles import (
+    record_from_fields,
+)
+from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
+from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
+from kafka_zk_operator.service.reassignment.state import (
+    ClusterOf,
+    ReassignmentApi,
+    Ref,
+    Result,
+    Run,
+    Settings,
+)
+
+
+def reconcile_run(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of: ClusterOf) -> None:
+    run.warnings = list((run.status.get("proposal") or {}).get("warnings") or [])
+    phase = run.status.get("phase") or Phase.PENDING.value
+    started = is_started(run.status)
+    if phase in {p.value for p in TERMINAL}:
+        finish.remove_leftover_throttle(run)
+        regenerate = run.status.get("observedGeneration") != run.resource.generation
+        if phase == Phase.FAILED.value and not started and (regenerate or refresh_requested(run.resource)):
+            propose.before_start(run, queue, cluster, cluster_of)
+        return
+    if started:
+        try:
+            running.run_batches(run)
+        except errors.InvalidSpec as error:  # the stored plan is damaged: end it, throttles removed
+            finish.finish_run(
+                run, Phase.FAILED, Why.INVALID_SPEC, error.message, int(run.progress.get("partitionsDone", 0))
+            )
+    else:
+        propose.before_start(run, queue, cluster, cluster_of)
+
+
+def reconcile(
+    ref: Ref,
+    api: ReassignmentApi,
+    store_for: Callable[[], ZkStore],
+    *,
+    cluster: str,
+    queue: Sequence[QueueRank],
+    cluster_of: ClusterOf,
+    settings: Settings,
+    now: datetime,
+) -> Result:
+    """Take the next step of one reassignment. Never raises ``KzoError`` for cluster problems."""
+    body = api.get(ref)
+    if body is None:
+        return Result()
+    resource = parse_resource(body)
+    if resource.deleting:
+        return Result()
+    run = Run(resource, api, now, settings)
+    try:
+        run.store = store_for()
+        reconcile_run(run, queue, cluster, cluster_of)
+    except errors.KzoError as error:
+        # What was observed and done so far stays in the patch; only the verdict changes.
+        if isinstance(error, errors.InvalidSpec | errors.NotSupported) and not is_started(run.status):
+            propose.refuse(run, error)
+        else:
+            phase = (
+                Phase.RUNNING if is_started(run.status) else Phase(resource.status.get("phase") or "Pending")
+            )
+            if Phase(resource.status.get("phase") or "Pending") in TERMINAL:
+                phase = Phase(resource.status["phase"])
+            run.decide(phase, error.reason.value, error.message)
+            if resource.status.get("message") != error.message:
+                run.event("Warning", error.reason.value, error.message)
+    run.flush()
+    return run.result
+
+
+def delete(
+    ref: Ref, api: ReassignmentApi, store_for: Callable[[], ZkStore], *, settings: Settings, now: datetime
+) -> Result:
+    """Cleanup before the finalizer goes: wait for the batch in flight, then remove throttles."""
+    body = api.get(ref)
+    if body is None:
+        return Result()
+    resource = parse_resource(body)
+    run = Run(resource, api, now, settings)
+    store = store_for()
+    run.store = store
+    phase = resource.status.get("phase")
+    if is_started(resource.status) and phase not in {p.value for p in TERMINAL}:
+        moves = proposals.load_plan(api, resource)
+        batches = make_batches(
+            moves, proposals.stored_limits(resource.status, parse_request_limits(resource))
+        )
+        current = int(run.progress.get("currentBatch", 1))
+        if int(run.progress.get("batchesDone", 0)) < current <= len(batches):
+            observation = execution.observe_batch(
+                store, batches[current - 1], {(m.topic, m.partition): m.target for m in moves},
+                now=now, started_at=None, stuck_after_seconds=settings.stuck_after_seconds,
+            )  # fmt: skip
+            state = observation.progress
+            ours = observation.owner is ZnodeOwner.OURS or (
+                state.in_flight and submitted(run.progress, current)
+            )
+            if ours and not state.dead_targets:
+                message = (
+                    f"Deleting: waiting for batch {current} to finish (ZooKeeper mode cannot cancel it); "
+                    "throttles are removed afterwards."
+                )
+                run.decide(Phase.RUNNING, Why.STOPPING, message)
+                run.flush()
+                return Result(events=run.result.events, done=False, message=message)
+    record = record_from_fields(resource.status.get("throttle"))
+    if record is not None:
+        throttles.release(
+            run, record, f"Removed the replication throttle of batch {record.batch} (resource deleted)"
+        )
+        run.flush()
+    return Result(events=run.result.events, done=True, message="throttles removed")
