@@ -16,14 +16,8 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_status import (
-    TERMINAL,
-    Phase,
-    Why,
-)
-from kafka_zk_operator.domain.reassignment_throttles import (
-    record_from_fields,
-)
+from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why
+from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
 from kafka_zk_operator.service.reassignment.state import (

@@ -17,17 +17,8 @@ from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_AN
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_request import (
-    Approval,
-    Mode,
-    ReassignmentRequest,
-    parse_request,
-)
-from kafka_zk_operator.domain.reassignment_status import (
-    Phase,
-    Why,
-    timestamp,
-)
+from kafka_zk_operator.domain.reassignment_request import Approval, Mode, ReassignmentRequest, parse_request
+from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service.reassignment import execution, offload, proposals, queueing, running
 from kafka_zk_operator.service.reassignment.running import spec_digest

@@ -8,23 +8,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import (
-    ReassignmentResource,
-    stop_requested,
-)
+from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource, stop_requested
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeOwner
-from kafka_zk_operator.domain.reassignment_request import (
-    BatchLimits,
-    parse_request,
-)
-from kafka_zk_operator.domain.reassignment_status import (
-    Phase,
-    Why,
-    timestamp,
-)
+from kafka_zk_operator.domain.reassignment_request import BatchLimits, parse_request
+from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.domain.wording import counted
@@ -140,7 +130,9 @@ def report_in_flight(run: Run, current: int, total: int, state: BatchProgress, s
         run.event("Warning", "Stuck", f"{first.topic}-{first.partition}: {first.reason}")
 
 
-def submit(run: Run, current: int, total: int, batch: Sequence[PartitionMove], pending: Sequence[Key]) -> None:
+def submit(
+    run: Run, current: int, total: int, batch: Sequence[PartitionMove], pending: Sequence[Key]
+) -> None:
     store = run.zk()
     view = proposals.read_cluster(store, sorted({m.topic for m in batch}))
     waiting = [m for m in batch if (m.topic, m.partition) in set(pending)]
