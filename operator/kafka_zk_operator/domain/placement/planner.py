@@ -20,15 +20,12 @@ ALGORITHM
 
 from __future__ import annotations
 
-import enum
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray, loads
 from kafka_zk_operator.domain.placement.exact import exact_placement
 from kafka_zk_operator.domain.placement.keys import (
@@ -38,120 +35,23 @@ from kafka_zk_operator.domain.placement.keys import (
     topic_hashes,
 )
 from kafka_zk_operator.domain.placement.leaders import balance_leaders
+from kafka_zk_operator.domain.placement.plan_types import EXACT_LIMIT as EXACT_LIMIT
+from kafka_zk_operator.domain.placement.plan_types import DataMovement as DataMovement
+from kafka_zk_operator.domain.placement.plan_types import Mode as Mode
+from kafka_zk_operator.domain.placement.plan_types import Plan as Plan
+from kafka_zk_operator.domain.placement.plan_types import PlanRequest as PlanRequest
 from kafka_zk_operator.domain.placement.racks import rack_counts, rack_hi, rack_limits
 from kafka_zk_operator.domain.placement.repair import repair
 from kafka_zk_operator.domain.placement.replication import add_unplaced, drop_replicas, free_rack_violations
-from kafka_zk_operator.domain.placement.report import PlanReport, SkewedRack, build_report, count_moves
+from kafka_zk_operator.domain.placement.report import SkewedRack, build_report, count_moves
 from kafka_zk_operator.domain.placement.select import Selection, select_moves
+from kafka_zk_operator.domain.placement.setup import Setup, make_setup
 from kafka_zk_operator.domain.placement.state import BrokerContext
 from kafka_zk_operator.domain.placement.targets import Targets, balance_targets, count_lower_bound, widen
 from kafka_zk_operator.domain.placement.transport import GroupQuotas, broker_flows, group_quotas
 
 Progress = Callable[[str, float], None]
 
-#: Default size limit (movable partitions x eligible brokers) for the exact check.
-EXACT_LIMIT = 200_000
-
-
-class Mode(enum.StrEnum):
-    """What the plan is for."""
-
-    ADD_BROKERS = "add-brokers"
-    REMOVE_BROKERS = "remove-brokers"
-    REBALANCE = "rebalance"
-    REPLICATION_FACTOR = "replication-factor"
-
-
-class DataMovement(enum.StrEnum):
-    """Which replicas a plan prefers to move; the number of moves is the same either way.
-
-    ``minimal`` moves small partitions first: the least data copied, but brokers that receive
-    replicas (added ones above all) get small partitions, so their disks fill far less than their
-    replica counts suggest. ``proportional`` ignores sizes when choosing (followers first, then the
-    seeded hash): receivers get a sample of typical partitions, so data follows replica counts.
-    """
-
-    MINIMAL = "minimal"
-    PROPORTIONAL = "proportional"
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """Parameters of a plan.
-
-    :ivar brokers: ids of the brokers being added (they must hold no replica; empty brokers not
-        listed receive nothing) or removed (they end empty and receive nothing).
-    :ivar topics: regular expression (full match) selecting the topics to change; ``None`` = all.
-    :ivar exclude_topics: regular expression (full match) of topics that never change.
-    :ivar replication_factor: the new RF of the selected topics (replication-factor mode).
-    :ivar tolerance: replicas per broker the balance may deviate (fewer moves); 0 = strict ±1.
-    :ivar seed: seeds the tie-break hash (which of equal replicas move); same seed, same plan.
-    :ivar n_groups: partition groups of the partition-level stage (default: from the size).
-    :ivar exact_limit: movable partitions x eligible brokers up to which the exact min-cost flow
-        runs when M_LB is missed (0 disables it).
-    :ivar data_movement: which replicas to prefer moving (:class:`DataMovement`).
-    """
-
-    mode: Mode
-    brokers: tuple[int, ...] = ()
-    topics: str | None = None
-    exclude_topics: str | None = None
-    replication_factor: int | None = None
-    tolerance: int = 0
-    seed: int = 0
-    n_groups: int | None = None
-    exact_limit: int = EXACT_LIMIT
-    data_movement: DataMovement = DataMovement.MINIMAL
-
-
-@dataclass(frozen=True, eq=False)
-class Plan:
-    """A plan: the cluster before, the replica matrix after (broker indexes), the report, and the
-    broker-level targets it aimed for (``targets.lo``/``hi``/``klass`` describe the balance band)."""
-
-    cluster: ClusterArrays
-    replicas: IntArray
-    report: PlanReport
-    targets: Targets
-    eligible: BoolArray
-    movable: BoolArray
-
-    def changed_rows(self) -> IntArray:
-        """Rows whose replica list (set or order) changes."""
-        before = self.cluster.replicas
-        w = max(before.shape[1], self.replicas.shape[1])
-        b = np.full((len(before), w), EMPTY, dtype=np.int64)
-        a = np.full((len(before), w), EMPTY, dtype=np.int64)
-        b[:, : before.shape[1]] = before
-        a[:, : self.replicas.shape[1]] = self.replicas
-        return np.flatnonzero((a != b).any(axis=1))
-
-    def reassignment(self) -> dict[str, object]:
-        """Kafka's reassignment JSON (``kafka-reassign-partitions`` / ``/admin/reassign_partitions``),
-        changed partitions only, in (topic, partition) order."""
-        ids = self.cluster.broker_ids
-        parts: list[dict[str, object]] = []
-        for row in self.changed_rows().tolist():
-            reps = self.replicas[row]
-            parts.append(
-                {
-                    "topic": self.cluster.topics[int(self.cluster.topic_of[row])],
-                    "partition": int(self.cluster.partition_of[row]),
-                    "replicas": [int(ids[b]) for b in reps[reps >= 0]],
-                }
-            )
-        return {"version": 1, "partitions": parts}
-
-
-@dataclass(frozen=True, eq=False)
-class _Setup:
-    eligible: BoolArray
-    added: BoolArray
-    movable: BoolArray
-    rf_new: IntArray
-    ctx: BrokerContext
-    rack_names: tuple[str | None, ...]
-    fixed_load: IntArray
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,7 +122,7 @@ def broker_stage(
     """Stage 1: setup, pre-steps, targets and M_LB, flows, per-group quotas."""
     say: Progress = progress or (lambda _stage, _fraction: None)
     say("setup", 0.0)
-    setup = _setup(cluster, request)
+    setup = make_setup(cluster, request)
     ctx, movable, eligible = setup.ctx, setup.movable, setup.eligible
     n = cluster.n_brokers
     k = ctx.n_racks
@@ -444,111 +344,7 @@ def _notes(
     return tuple(notes)
 
 
-def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
-    if pattern is None:
-        return None
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise errors.InvalidSpec(f"invalid {what} regular expression {pattern!r}: {exc}") from None
-
-
-def _setup(cluster: ClusterArrays, request: PlanRequest) -> _Setup:
-    n = cluster.n_brokers
-    if n == 0:
-        raise errors.InvalidSpec("the cluster has no brokers")
-    if request.tolerance < 0:
-        raise errors.InvalidSpec(f"tolerance must be >= 0 (got {request.tolerance})")
-    load0 = loads(cluster.replicas, n)[:n]
-    listed = [cluster.broker_index(b) for b in request.brokers]
-    if len(set(listed)) != len(listed):
-        raise errors.InvalidSpec("a broker is listed more than once")
-    eligible = np.ones(n, dtype=np.bool_)
-    added = np.zeros(n, dtype=np.bool_)
-    mode = request.mode
-    if mode is Mode.ADD_BROKERS:
-        if not listed:
-            raise errors.InvalidSpec("add-brokers needs the ids of the brokers being added")
-        for i in listed:
-            if load0[i] > 0:
-                raise errors.InvalidSpec(
-                    f"broker {int(cluster.broker_ids[i])} already holds {int(load0[i])} replicas, so it is not "
-                    "a new broker (use mode rebalance)"
-                )
-        added[listed] = True
-        eligible = (load0 > 0) | added
-    elif mode is Mode.REMOVE_BROKERS:
-        if not listed:
-            raise errors.InvalidSpec("remove-brokers needs the ids of the brokers being removed")
-        eligible[listed] = False
-        if not eligible.any():
-            raise errors.InvalidSpec("cannot remove every broker")
-    elif listed:
-        raise errors.InvalidSpec(f"brokers may only be listed for add-brokers or remove-brokers, not {mode}")
-    if mode is Mode.REPLICATION_FACTOR and request.replication_factor is None:
-        raise errors.InvalidSpec("replication-factor mode needs the new replication factor")
-    if mode is not Mode.REPLICATION_FACTOR and request.replication_factor is not None:
-        raise errors.InvalidSpec("a replication factor may only be given in replication-factor mode")
-
-    selected_re = _compile(request.topics, "topic")
-    excluded_re = _compile(request.exclude_topics, "excluded-topic")
-    topic_ok = np.array(
-        [
-            (selected_re is None or selected_re.fullmatch(name) is not None)
-            and (excluded_re is None or excluded_re.fullmatch(name) is None)
-            for name in cluster.topics
-        ],
-        dtype=np.bool_,
-    )
-    rf = cluster.replication_factors()
-    movable = (topic_ok[cluster.topic_of] if cluster.n_partitions else np.zeros(0, np.bool_)) & (rf > 0)
-    if (request.topics is not None or mode is Mode.REPLICATION_FACTOR) and not movable.any():
-        raise errors.InvalidSpec("no topic matches the topic selection")
-    stuck = ~movable[:, None] & (cluster.replicas >= 0) & ~np.r_[eligible, True][cluster.replicas]
-    if stuck.any():
-        row = int(np.flatnonzero(stuck.any(axis=1))[0])
-        col = int(np.flatnonzero(stuck[row])[0])
-        raise errors.InvalidSpec(
-            f"topic {cluster.topics[int(cluster.topic_of[row])]!r} partition {int(cluster.partition_of[row])} "
-            f"is not selected but has a replica on broker {int(cluster.broker_ids[cluster.replicas[row, col]])}, "
-            "which is being removed; select that topic too"
-        )
-    rf_new = rf.copy()
-    n_eligible = int(eligible.sum())
-    if mode is Mode.REPLICATION_FACTOR:
-        assert request.replication_factor is not None
-        new_rf = request.replication_factor
-        if new_rf < 1:
-            raise errors.InvalidReplicationFactor(f"replication factor must be at least 1 (got {new_rf})")
-        rf_new = np.where(movable, new_rf, rf)
-    too_big = movable & (rf_new > n_eligible)
-    if too_big.any():
-        row = int(np.flatnonzero(too_big)[0])
-        raise errors.InvalidReplicationFactor(
-            f"replication factor {int(rf_new[row])} of topic {cluster.topics[int(cluster.topic_of[row])]!r} "
-            f"is larger than the {n_eligible} eligible brokers"
-        )
-    elig_racks = np.unique(cluster.broker_rack[eligible])
-    k = len(elig_racks)
-    remap = np.full(cluster.n_racks, k, dtype=np.int64)
-    remap[elig_racks] = np.arange(k)
-    rack_ext = np.r_[remap[cluster.broker_rack], k].astype(np.int64)
-    rack_sizes = np.bincount(rack_ext[:n][eligible], minlength=k).astype(np.int64)
-    ctx = BrokerContext(rack_ext=rack_ext, n_racks=k, rack_sizes=rack_sizes, eligible=eligible)
-    fixed_rows = cluster.replicas[~movable]
-    fixed_load = loads(fixed_rows, n)[:n]
-    return _Setup(
-        eligible=eligible,
-        added=added,
-        movable=movable,
-        rf_new=rf_new.astype(np.int64),
-        ctx=ctx,
-        rack_names=tuple(cluster.racks[int(r)] for r in elig_racks),
-        fixed_load=fixed_load,
-    )
-
-
-def _rack_bounds(setup: _Setup) -> tuple[IntArray, IntArray]:
+def _rack_bounds(setup: Setup) -> tuple[IntArray, IntArray]:
     """Per rack: fixed replicas plus the sum over movable rows of the rack minimum / maximum."""
     ctx = setup.ctx
     k = ctx.n_racks
