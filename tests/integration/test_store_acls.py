@@ -16,6 +16,7 @@ from kazoo.security import Permissions
 
 from kafka_zk_operator.adapters.zk.session import ZkConnectionSettings, connect
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 from tests.conftest import KafkaCluster
 
@@ -52,7 +53,7 @@ def test_created_znodes_carry_kafkas_acls_and_resist_other_identities(
         store = ZkStore(owner, secure_acls=True, kafka_version=(3, 9, 0))  # no broker registered here
         store.create_topic("payments", {0: (1, 2)}, {"retention.ms": "1000"}, znode_version=1)
         store.update_entity_config(
-            "brokers", "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000"}
+            ConfigEntityType.BROKERS, "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000"}
         )
 
         acl, _ = owner.get_acls("/brokers/topics/payments")
@@ -73,7 +74,7 @@ def test_created_znodes_carry_kafkas_acls_and_resist_other_identities(
         assert current is not None
         with pytest.raises(errors.ZooKeeperError) as raised:
             foreign.write_entity_config(
-                "topics", "payments", {"retention.ms": "1"}, expected_version=current.version
+                ConfigEntityType.TOPICS, "payments", {"retention.ms": "1"}, expected_version=current.version
             )
         assert "not authorised" in str(raised.value)
         assert owner.get("/config/topics/payments")[0] == b'{"version":1,"config":{"retention.ms":"1000"}}'

@@ -13,6 +13,7 @@ from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 from tests.conftest import KafkaCluster
 
@@ -61,7 +62,7 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ZkStore(idle_chroot)
-    assert store.config_change_version("topics") == 1, "no live broker: the line is unknown, v1"
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, "no live broker: the line is unknown, v1"
     idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
     idle_chroot.create("/brokers/ids/2", _registration(4))
     reads: list[str] = []
@@ -72,13 +73,13 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
         return real_get(path)
 
     monkeypatch.setattr(store, "_get", recording_get)
-    assert store.config_change_version("topics") == 1
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 1
     with pytest.raises(errors.NotSupported, match=r"0\.10\.1 or later"):
-        store.config_change_version("brokers")  # a v3 broker may be 0.10.0: no broker configs
-    assert store.config_change_version("clients") == 1
+        store.config_change_version(ConfigEntityType.BROKERS)  # a v3 broker may be 0.10.0: no broker configs
+    assert store.config_change_version(ConfigEntityType.CLIENTS) == 1
     assert sorted(reads) == ["/brokers/ids/1", "/brokers/ids/2"], "registrations read once"
     idle_chroot.delete("/brokers/ids/1")  # the old broker is upgraded: it leaves ...
-    assert store.config_change_version("topics") == 2
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 2
     idle_chroot.create("/brokers/ids/1", _registration(4))  # ... and registers again
-    assert store.config_change_version("topics") == 2
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 2
     assert len(reads) == 2 + 1 + 2

@@ -16,6 +16,7 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import assignment, errors
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import wait_for
@@ -50,7 +51,7 @@ def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
         wait_for(lambda: not client.get_children("/brokers/ids"), what="every broker to be gone")
 
         assert store.update_entity_config(
-            "topics", unique_topic, lambda c: {**c, "max.message.bytes": "1024"}
+            ConfigEntityType.TOPICS, unique_topic, lambda c: {**c, "max.message.bytes": "1024"}
         )
         newest = max(client.get_children("/config/changes"))
         written = json.loads(client.get(f"/config/changes/{newest}")[0])
@@ -84,7 +85,7 @@ def test_a_kafka_version_newer_than_the_brokers_registrations_writes_nothing(
         config_before = client.get(f"/config/topics/{unique_topic}")
         store = ZkStore(client, kafka_version=(2, 0, 0))
         with pytest.raises(errors.KafkaLineMismatch, match="brokers 1, 2, 3 register /brokers/ids v3"):
-            store.update_entity_config("topics", unique_topic, lambda c: {**c, "retention.ms": "1000"})
+            store.update_entity_config(ConfigEntityType.TOPICS, unique_topic, lambda c: {**c, "retention.ms": "1000"})
         assert store.writes == 0
         assert sorted(client.get_children("/config/changes")) == before
         assert client.get(f"/config/topics/{unique_topic}")[1].version == config_before[1].version

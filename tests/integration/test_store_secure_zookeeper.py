@@ -38,6 +38,7 @@ from kazoo.security import Permissions
 
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.zk import session
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.devstack import artifacts, certs, ports
 from kafka_zk_operator.devstack.kafka import KafkaBroker
 from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
@@ -258,7 +259,7 @@ def test_sasl_topic_created_by_the_operator_is_led_by_kafka_and_carries_kafkas_a
         assert _acl(client, f"/config/topics/{unique_topic}") == kafkas
 
         store.update_entity_config(
-            "brokers", "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000000"}
+            ConfigEntityType.BROKERS, "1", lambda cfg: {**cfg, "leader.replication.throttled.rate": "1000000"}
         )
         assert (
             _acl(client, "/config/brokers/1")

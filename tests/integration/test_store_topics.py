@@ -12,6 +12,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import assignment, errors
 from tests.conftest import LEGACY_KAFKA_VERSIONS, KafkaCluster
 from tests.integration.helpers import empty_chroot, wait_for
@@ -127,7 +128,7 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
         assert _produce(producer, unique_topic, 4096) is None
         with cluster.zk_session() as client:
             changed = ZkStore(client).update_entity_config(
-                "topics", unique_topic, lambda cfg: {**cfg, "max.message.bytes": "1024"}
+                ConfigEntityType.TOPICS, unique_topic, lambda cfg: {**cfg, "max.message.bytes": "1024"}
             )
         assert changed
         refused = wait_for(
@@ -204,7 +205,7 @@ def test_concurrent_config_writers_lose_no_update(kafka_cluster: KafkaCluster, u
                     def add_key(cfg: dict[str, str], key: str = key) -> dict[str, str]:
                         return {**cfg, key: "1"}
 
-                    store.update_entity_config("topics", unique_topic, add_key, attempts=50)
+                    store.update_entity_config(ConfigEntityType.TOPICS, unique_topic, add_key, attempts=50)
         except BaseException as exc:  # reported by the main thread
             failures.append(exc)
 
@@ -230,7 +231,7 @@ def test_config_change_is_applied_by_the_brokers(
     current = store.read_topic_config(unique_topic)
     assert current is not None
     store.write_entity_config(
-        "topics",
+        ConfigEntityType.TOPICS,
         unique_topic,
         {"retention.ms": "7200000", "max.message.bytes": "2000000"},
         expected_version=current.version,

@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.k8s.kafkatopic import parse_resource
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import assignment, errors
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_throttles import apply_topic_config
@@ -75,7 +76,7 @@ def _writes(store: ZkStore) -> list[tuple[str, Callable[[], object]]]:
         (
             "topic config",
             lambda: store.write_entity_config(
-                "topics",
+                ConfigEntityType.TOPICS,
                 "existing",
                 {"retention.ms": "5"},
                 expected_version=_config_version(store, "existing"),
@@ -155,7 +156,7 @@ def test_broker_configs_are_written_on_kafka_1_0_whose_brokers_never_create_conf
             "leader.replication.throttled.rate": "1048576",
             "follower.replication.throttled.rate": "1048576",
         }
-        assert store.update_entity_config("brokers", "1", lambda config: {**config, **rate})
+        assert store.update_entity_config(ConfigEntityType.BROKERS, "1", lambda config: {**config, **rate})
         assert store.writes == 1
     described = kafka_tool(
         "1.0.2",
@@ -193,14 +194,14 @@ def test_a_topic_kafka_deleted_gets_no_config_back_from_the_throttle_path(
     wait_for(lambda: store.topic_fully_deleted(unique_topic), what="Kafka to delete the topic")
     with pytest.raises(errors.TopicBeingDeleted, match="its config is not written"):
         store.update_entity_config(
-            "topics", unique_topic, partial(apply_topic_config, added=record.topics[0])
+            ConfigEntityType.TOPICS, unique_topic, partial(apply_topic_config, added=record.topics[0])
         )
     execution.apply_throttle(store, record)  # the brokers' rates are set; the topic is skipped
     assert zk.exists(f"/config/topics/{unique_topic}") is None
     assert store.topic_fully_deleted(unique_topic)
     execution.remove_throttle(store, record)
     for broker in record.brokers:
-        config = store.read_entity_config("brokers", str(broker.broker))
+        config = store.read_entity_config(ConfigEntityType.BROKERS, str(broker.broker))
         assert config is None or "leader.replication.throttled.rate" not in config.value
 
 
@@ -220,7 +221,7 @@ def test_a_topic_deleted_between_the_check_and_the_write_gets_no_config(
     store = _KafkaDeletesTheTopicMeanwhile(controlled_chroot)
     ZkStore(controlled_chroot).create_topic("racing", {0: [1]}, {"retention.ms": "1000"})
     with pytest.raises(errors.TopicBeingDeleted):
-        store.update_entity_config("topics", "racing", lambda config: {**config, "retention.ms": "2000"})
+        store.update_entity_config(ConfigEntityType.TOPICS, "racing", lambda config: {**config, "retention.ms": "2000"})
     assert controlled_chroot.exists("/config/topics/racing") is None
     assert controlled_chroot.get_children("/config/changes") == []
 

@@ -19,6 +19,7 @@ import pytest
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, kafka_lines
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
 from kafka_zk_operator.service import plan_offload
@@ -95,7 +96,7 @@ class FakeZk:
         return None if found is None else Versioned(dict(found), 0)
 
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
-        return self.read_entity_config("topics", topic)
+        return self.read_entity_config(ConfigEntityType.TOPICS, topic)
 
     def pending_preferred_election(self) -> tuple[znodes_admin.TopicPartition, ...] | None:
         return self.pending_election

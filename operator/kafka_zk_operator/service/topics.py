@@ -19,6 +19,7 @@ from typing import Any
 
 from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desired_topic
 from kafka_zk_operator.adapters.zk.store import TopicSnapshot, Versioned, ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, model, topic_config, topic_deletion
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
@@ -101,7 +102,7 @@ def _apply(store: ZkStore, plan: TopicPlan, snapshot: TopicSnapshot | None) -> N
         return
     if plan.alter_config is not None:
         expected = snapshot.config.version if snapshot and snapshot.config else None
-        store.write_entity_config("topics", topic, plan.alter_config.config, expected_version=expected)
+        store.write_entity_config(ConfigEntityType.TOPICS, topic, plan.alter_config.config, expected_version=expected)
     if plan.grow is not None:
         current = store.read_assignment(topic)  # re-read: the config write did not touch it
         if current is None:

@@ -9,6 +9,7 @@ from typing import Any
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import znodes_config, znodes_topics
 from kafka_zk_operator.adapters.zk.store_base import StoreBase, Versioned
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 
 NOTIFICATION_PREFIX = znodes_config.CONFIG_CHANGE_CREATE_PATH
@@ -18,9 +19,9 @@ class ConfigStore(StoreBase):
     """Reads and versioned writes of topic, broker, user and client configs."""
 
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
-        return self.read_entity_config("topics", topic)
+        return self.read_entity_config(ConfigEntityType.TOPICS, topic)
 
-    def read_entity_config(self, entity_type: str, name: str) -> Versioned[dict[str, str]] | None:
+    def read_entity_config(self, entity_type: ConfigEntityType, name: str) -> Versioned[dict[str, str]] | None:
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         got = self._get(path)
         if got is None:
@@ -29,7 +30,7 @@ class ConfigStore(StoreBase):
 
     def write_entity_config(
         self,
-        entity_type: str,
+        entity_type: ConfigEntityType,
         name: str,
         config: Mapping[str, str],
         *,
@@ -44,15 +45,16 @@ class ConfigStore(StoreBase):
 
         :raises TopicBeingDeleted: a topic config whose topic Kafka deleted (or is deleting).
         """
+        entity_type = ConfigEntityType(entity_type)  # a plain "topics" must get the topic check too
         tx, paths = self._transaction()
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
         notification = znodes_config.ConfigChangeZNode.encode(
             znodes_config.ConfigChangeNotification(
-                entity_path=f"{entity_type}/{name}", version=self.config_change_version(entity_type)
+                entity_path=f"{entity_type.value}/{name}", version=self.config_change_version(entity_type)
             )
         )
-        if znodes_config.ConfigEntityType(entity_type) is znodes_config.ConfigEntityType.TOPICS:
+        if entity_type is ConfigEntityType.TOPICS:
             paths.append(self._check_topic_exists(tx, name))
         if expected_version is None:
             for parent in self._missing_parents(path):
@@ -65,14 +67,14 @@ class ConfigStore(StoreBase):
         try:
             self._commit(tx, [*paths, path, NOTIFICATION_PREFIX])
         except errors.VersionConflict as conflict:
-            topic_path = znodes_topics.TopicZNode.path(name) if entity_type == "topics" else None
+            topic_path = znodes_topics.TopicZNode.path(name) if entity_type is ConfigEntityType.TOPICS else None
             if topic_path is not None and conflict.message.startswith(f"{topic_path} does not exist"):
                 raise self._topic_gone(name) from conflict
             raise
 
     def update_entity_config(
         self,
-        entity_type: str,
+        entity_type: ConfigEntityType,
         name: str,
         change: Callable[[dict[str, str]], dict[str, str]],
         *,
@@ -95,10 +97,10 @@ class ConfigStore(StoreBase):
                 continue
             return True
         raise errors.VersionConflict(
-            f"config of {entity_type}/{name} kept changing under concurrent writers; will retry"
+            f"config of {ConfigEntityType(entity_type).value}/{name} kept changing under concurrent writers; will retry"
         )
 
-    def config_change_version(self, entity_type: str) -> int:
+    def config_change_version(self, entity_type: ConfigEntityType) -> int:
         """The ``/config/changes`` format to write for ``entity_type``, by the cluster's line.
 
         :raises NotSupported: dynamic broker configs on a cluster whose line has none (0.10.0).

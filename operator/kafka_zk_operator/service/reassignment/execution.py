@@ -22,6 +22,7 @@ from functools import partial
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment, TopicName
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
@@ -131,7 +132,7 @@ def plan_batch_throttle(
     }
     broker_configs = {}
     for broker in sorted(broker_ids):
-        got = store.read_entity_config("brokers", str(broker))
+        got = store.read_entity_config(ConfigEntityType.BROKERS, str(broker))
         broker_configs[broker] = got.value if got is not None else {}
     topic_configs = {}
     for topic in move_map:
@@ -144,13 +145,13 @@ def apply_throttle(store: ZkStore, record: ThrottleRecord) -> None:
     """Set the rates on the record's brokers and add its replica entries (idempotent)."""
     for previous in record.brokers:
         store.update_entity_config(
-            "brokers", str(previous.broker), partial(apply_broker_config, rate=record.rate)
+            ConfigEntityType.BROKERS, str(previous.broker), partial(apply_broker_config, rate=record.rate)
         )
     for added in record.topics:
         if store.is_marked_for_deletion(added.topic):
             continue  # Kafka is deleting it: nothing to move, and its config goes with it
         try:
-            store.update_entity_config("topics", added.topic, partial(apply_topic_config, added=added))
+            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(apply_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config is never re-created (the store checks)
 
@@ -159,7 +160,7 @@ def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
     """Undo exactly what ``record`` added; values others changed meanwhile are left alone."""
     for previous in record.brokers:
         store.update_entity_config(
-            "brokers",
+            ConfigEntityType.BROKERS,
             str(previous.broker),
             partial(restore_broker_config, previous=previous, rate=record.rate),
         )
@@ -167,7 +168,7 @@ def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
         if store.read_topic_config(added.topic) is None:
             continue
         try:
-            store.update_entity_config("topics", added.topic, partial(restore_topic_config, added=added))
+            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(restore_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config went with it
 
