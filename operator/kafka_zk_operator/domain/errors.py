@@ -137,6 +137,9 @@ class MalformedZnode(ZooKeeperError):
     retryable = False
 
     def __init__(self, path: str, problem: str) -> None:
+        # The problem quotes what the znode holds: escape its control characters so that a damaged
+        # or hostile znode cannot split a status message, an Event or a CLI error line.
+        problem = "".join(c if c.isprintable() else repr(c)[1:-1] for c in problem)
         super().__init__(f"znode {path} is malformed: {problem}")
         self.path = path
         self.problem = problem

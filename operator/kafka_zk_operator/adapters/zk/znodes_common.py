@@ -100,9 +100,10 @@ def _kind(value: object) -> str:
 
 
 def render(value: object) -> str:
-    """Short human rendering of a JSON value: strings in single quotes, others as JSON."""
+    """Short human rendering of a JSON value: strings in single quotes, others as JSON; always one
+    printable line (control characters escaped, so a damaged znode cannot split a status message)."""
     if isinstance(value, str):
-        text = f"'{value}'"
+        text = f"'{value}'" if value.isprintable() else repr(value)
     else:
         try:
             text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
