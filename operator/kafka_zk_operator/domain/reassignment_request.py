@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,11 +135,18 @@ def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
         raise errors.InvalidSpec(f"{mode.value} mode needs spec.brokers")
     if len(set(brokers)) != len(brokers):
         raise errors.InvalidSpec(f"spec.brokers lists a broker twice: {list(brokers)}")
-    topics = tuple(str(t) for t in spec.get("topics") or [])
+    raw_topics = spec.get("topics") or []
+    if not isinstance(raw_topics, list) or not all(isinstance(t, str) and t for t in raw_topics):
+        raise errors.InvalidSpec(f"spec.topics must be a list of topic names, got {raw_topics!r}")
+    topics = tuple(raw_topics)
     regex = spec.get("topicsRegex")
     if regex is not None:
+        if not isinstance(regex, str):
+            raise errors.InvalidSpec(f"spec.topicsRegex must be a string (a regular expression), got {regex!r}")
         try:
-            re.compile(str(regex))
+            with warnings.catch_warnings():  # e.g. FutureWarning "Possible nested set": valid, say nothing
+                warnings.simplefilter("ignore")
+                re.compile(regex)
         except re.error as exc:
             raise errors.InvalidSpec(
                 f"spec.topicsRegex {regex!r} is not a valid regular expression: {exc}"
@@ -152,6 +160,10 @@ def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
     if mode is Mode.REPLICATION_FACTOR and not rfs:
         raise errors.InvalidSpec("ReplicationFactor mode needs spec.replicationFactors")
     batch = spec.get("batch") or {}
+    if not isinstance(batch, Mapping):
+        raise errors.InvalidSpec(
+            f"spec.batch must be an object with maxPartitions and maxMovesPerBroker, got {batch!r}"
+        )
     throttle = spec.get("throttle")
     return ReassignmentRequest(
         mode=mode,
