@@ -80,15 +80,23 @@ def test_a_kzo_plan_executed_by_kafkas_own_tool_reaches_the_predicted_assignment
             interval=2,
             what="Kafka's tool to report the reassignment complete",
         )
-        for (topic, partition), replicas in moves.items():
-            described = view.describe(topic)
-            assert described is not None
-            assert described[partition]["replicas"] == replicas, (topic, partition)
-        on_new_broker = sum(
-            4 in p["replicas"]
-            for t in ("plan-orders", "plan-payments")
-            for p in (view.describe(t) or {}).values()
+        expected_on_new_broker = sum(4 in r for r in moves.values())
+
+        def kafka_view_matches_the_plan() -> bool:
+            # The brokers' metadata caches catch up with the controller one by one, and describe
+            # asks any of them: wait until the answer is the plan, rather than read one stale cache.
+            described = {t: view.describe(t) or {} for t in ("plan-orders", "plan-payments")}
+            placed = all(
+                described[topic].get(partition, {}).get("replicas") == replicas
+                for (topic, partition), replicas in moves.items()
+            )
+            on_new_broker = sum(4 in p["replicas"] for d in described.values() for p in d.values())
+            return placed and on_new_broker == expected_on_new_broker
+
+        wait_for(
+            kafka_view_matches_the_plan,
+            timeout=60,
+            what="Kafka's view to equal the plan, replica order included",
         )
-        assert on_new_broker == sum(4 in r for r in moves.values())
     finally:
         view.close()
