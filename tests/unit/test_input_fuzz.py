@@ -20,7 +20,7 @@ from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 from kafka_zk_operator.domain.reassignment_request import parse_reassignment_json, parse_request
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot_json, snapshot_to_arrays
 from tests.unit.cli_support import run_kzo
-from tests.unit.test_znodes_fuzz import _delete, _paths, _replace, json_values
+from tests.unit.fuzz_support import mutate
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -53,19 +53,6 @@ PLAN_DOCUMENT = json.loads(
 )
 
 
-def _mutated(draw: st.DataObject, document: Any) -> Any:
-    """``document`` with one value replaced, one entry removed or added, or all of it wrapped."""
-    where = draw.draw(st.sampled_from(_paths(document)))
-    action = draw.draw(st.sampled_from(["replace", "delete", "add", "wrap"]))
-    if action == "replace" or (action == "delete" and not where):
-        return _replace(document, where, draw.draw(json_values))
-    if action == "delete":
-        return _delete(document, where)
-    if action == "add" and isinstance(document, dict):
-        return {**document, draw.draw(st.text(max_size=12)): draw.draw(json_values)}
-    return [document]
-
-
 def _refused_cleanly(error: errors.KzoError) -> None:
     assert isinstance(error, errors.InvalidSpec), f"{type(error).__name__}: {error}"
     assert "\n" not in str(error), "one line"
@@ -74,7 +61,7 @@ def _refused_cleanly(error: errors.KzoError) -> None:
 @FUZZ
 @given(choice=st.data())
 def test_mutated_snapshots_parse_or_are_refused(choice: st.DataObject) -> None:
-    text = json.dumps(_mutated(choice, SNAPSHOT), allow_nan=True)
+    text = json.dumps(mutate(choice, SNAPSHOT), allow_nan=True)
     try:
         snapshot_to_arrays(parse_snapshot_json(text))
     except errors.KzoError as error:
@@ -93,7 +80,7 @@ def test_arbitrary_bytes_are_not_a_snapshot(data: bytes) -> None:
 @FUZZ
 @given(choice=st.data())
 def test_mutated_reassignment_json_parses_or_is_refused(choice: st.DataObject) -> None:
-    text = json.dumps(_mutated(choice, REASSIGNMENT_JSON), allow_nan=True)
+    text = json.dumps(mutate(choice, REASSIGNMENT_JSON), allow_nan=True)
     try:
         parse_reassignment_json(text)
     except errors.KzoError as error:
@@ -103,7 +90,7 @@ def test_mutated_reassignment_json_parses_or_is_refused(choice: st.DataObject) -
 @FUZZ
 @given(choice=st.data(), spec=st.sampled_from(SPECS))
 def test_mutated_reassignment_specs_parse_or_are_refused(choice: st.DataObject, spec: dict[str, Any]) -> None:
-    mutated = _mutated(choice, spec)
+    mutated = mutate(choice, spec)
     try:
         parse_request(mutated if isinstance(mutated, dict) else {"mode": mutated})
     except errors.KzoError as error:
@@ -113,7 +100,7 @@ def test_mutated_reassignment_specs_parse_or_are_refused(choice: st.DataObject, 
 @FUZZ
 @given(choice=st.data())
 def test_mutated_plan_documents_restore_or_are_refused(choice: st.DataObject) -> None:
-    mutated = _mutated(choice, PLAN_DOCUMENT)
+    mutated = mutate(choice, PLAN_DOCUMENT)
     try:
         plan_document.read_plan_document(json.loads(json.dumps(mutated, allow_nan=True)), CLUSTER)
     except errors.KzoError as error:
@@ -130,7 +117,7 @@ def test_kzo_plan_on_a_damaged_snapshot_file_is_one_line_and_exit_2(
     choice: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     snapshot = tmp_path / "snapshot.json"
-    snapshot.write_text(json.dumps(_mutated(choice, SNAPSHOT), allow_nan=True))
+    snapshot.write_text(json.dumps(mutate(choice, SNAPSHOT), allow_nan=True))
     out = tmp_path / "plan.json"
     code, _, err = run_kzo(capsys, "plan", "--snapshot", str(snapshot), "--mode", "rebalance", "-o", str(out))
     assert code in (0, 2), err

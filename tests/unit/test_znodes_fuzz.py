@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,20 +21,31 @@ from hypothesis import strategies as st
 from kafka_zk_operator.adapters.zk import znodes
 from kafka_zk_operator.domain import errors
 from tests.unit import test_znodes_golden as golden
+from tests.unit.fuzz_support import mutate
 
 Decoder = Callable[[bytes], object]
 
 #: (name, path, decoder, real znode data): every codec that reads what someone else wrote.
 CODECS: list[tuple[str, str, Decoder, bytes]] = [
     ("broker", "/brokers/ids/1", lambda d: znodes.BrokerIdZNode.decode(d, "/brokers/ids/1"), golden.BROKER_1),
-    ("controller", "/controller", lambda d: znodes.ControllerZNode.decode(d, "/controller"), golden.CONTROLLER),
+    (
+        "controller",
+        "/controller",
+        lambda d: znodes.ControllerZNode.decode(d, "/controller"),
+        golden.CONTROLLER,
+    ),
     (
         "controller_epoch",
         "/controller_epoch",
         lambda d: znodes.ControllerEpochZNode.decode(d, "/controller_epoch"),
         golden.CONTROLLER_EPOCH,
     ),
-    ("cluster_id", "/cluster/id", lambda d: znodes.ClusterIdZNode.decode(d, "/cluster/id"), golden.CLUSTER_ID),
+    (
+        "cluster_id",
+        "/cluster/id",
+        lambda d: znodes.ClusterIdZNode.decode(d, "/cluster/id"),
+        golden.CLUSTER_ID,
+    ),
     ("feature", "/feature", lambda d: znodes.FeatureZNode.decode(d, "/feature"), golden.FEATURE),
     (
         "migration",
@@ -94,19 +104,6 @@ IDS = [name for name, *_ in CODECS]
 EXAMPLES = 150
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
-    max_leaves=12,
-)
-
 _cases: dict[str, int] = {}
 
 
@@ -119,38 +116,6 @@ def _read(name: str, path: str, decode: Decoder, data: bytes) -> None:
         assert malformed.path == path, f"the error names {malformed.path}, not {path}"
         assert path in str(malformed)
         assert "\n" not in str(malformed), "one line"
-
-
-def _paths(document: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every key/index path in a JSON document (the root included)."""
-    found = [prefix]
-    if isinstance(document, dict):
-        for key, value in document.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(document, list):
-        for index, value in enumerate(document):
-            found += _paths(value, (*prefix, index))
-    return found
-
-
-def _replace(document: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    copy = json.loads(json.dumps(document))
-    holder = copy
-    for step in path[:-1]:
-        holder = holder[step]
-    holder[path[-1]] = value
-    return copy
-
-
-def _delete(document: Any, path: tuple[Any, ...]) -> Any:
-    copy = json.loads(json.dumps(document))
-    holder = copy
-    for step in path[:-1]:
-        holder = holder[step]
-    del holder[path[-1]]
-    return copy
 
 
 @pytest.mark.parametrize(("name", "path", "decode", "real"), CODECS, ids=IDS)
@@ -169,17 +134,7 @@ def test_mutated_real_znodes_are_a_value_or_malformed_znode(
     name: str, path: str, decode: Decoder, real: bytes, choice: st.DataObject
 ) -> None:
     decode(real)  # the seed itself is valid
-    document = json.loads(real)
-    where = choice.draw(st.sampled_from(_paths(document)))
-    action = choice.draw(st.sampled_from(["replace", "delete", "add", "wrap"]))
-    if action == "replace" or (action == "delete" and not where):
-        mutated = _replace(document, where, choice.draw(json_values))
-    elif action == "delete":
-        mutated = _delete(document, where)
-    elif action == "add" and isinstance(document, dict):
-        mutated = {**document, choice.draw(st.text(max_size=12)): choice.draw(json_values)}
-    else:
-        mutated = [document]
+    mutated = mutate(choice, json.loads(real))
     _read(name, path, decode, json.dumps(mutated, allow_nan=True).encode())
 
 
