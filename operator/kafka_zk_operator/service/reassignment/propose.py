@@ -116,7 +116,8 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
                     f"moved); annotate with {REFRESH_ANNOTATION}=true to recompute it, then approve again.",
                 )
                 return
-    batches = make_batches(moves, proposals.stored_limits(run.status, request.batch))
+    limits = proposals.stored_limits(run.status, request.batch)
+    batches = make_batches(moves, limits)
     run.set_progress(
         startedAt=timestamp(run.now), completedAt=None, currentBatch=1, batchesDone=0,
         batchesTotal=len(batches), partitionsDone=0, partitionsTotal=len(moves), leadersElected=0,
@@ -130,7 +131,7 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
     # Saved before the first ZooKeeper write: an operator killed right after submitting batch 1
     # must find itself started with this proposal, and recognise the znode as its own.
     run.api.patch_status(run.resource.ref, dict(run.patch))
-    running.run_batches(run)
+    running.run_batches(run, (moves, limits))  # not parsed and read back from what was just stored
 
 
 def current_proposal(run: Run, request: ReassignmentRequest, *, force: bool) -> tuple[PartitionMove, ...]:

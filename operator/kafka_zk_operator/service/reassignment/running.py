@@ -22,10 +22,15 @@ from kafka_zk_operator.service.reassignment import execution, finish, proposals,
 from kafka_zk_operator.service.reassignment.state import Key, Run
 
 
-def run_batches(run: Run) -> None:
-    request_limits = proposals.stored_limits(run.status, parse_request_limits(run.resource))
-    moves = proposals.load_plan(run.api, run.view_resource())
-    batches = make_batches(moves, request_limits)
+def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | None = None) -> None:
+    """Take the next step of the batches. ``plan``: the moves and batch limits the caller already
+    holds (the start, right after storing them); else they are read from the status."""
+    if plan is None:
+        limits = proposals.stored_limits(run.status, parse_request_limits(run.resource))
+        moves: Sequence[PartitionMove] = proposals.load_plan(run.api, run.view_resource())
+    else:
+        moves, limits = plan
+    batches = make_batches(moves, limits)
     targets = {(m.topic, m.partition): m.target for m in moves}
     total = len(batches)
     started_spec = run.progress.get("startedSpec")
