@@ -10,9 +10,9 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import parse_resource
 from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
 from kafka_zk_operator.service.topics import TopicPolicies, TopicResult, reconcile_topic
 from tests.integration.helpers import wait_for
 

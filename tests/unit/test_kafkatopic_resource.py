@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import parse_resource
+from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
 
 
 def _body(name: str, uid: str, created: str, *, reconciled: bool = False) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove
 from kafka_zk_operator.domain.reassignment_request import (
@@ -17,6 +16,7 @@ from kafka_zk_operator.domain.reassignment_request import (
     ReassignmentRequest,
     RequestedPartition,
 )
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.service.reassignment.proposals import (
     load_plan,
     make_proposal,

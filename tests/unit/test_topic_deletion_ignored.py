@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import parse_resource
 from kafka_zk_operator.domain import model
+from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
 from kafka_zk_operator.domain.topic_deletion import IGNORED_AFTER_S, DeletionFacts, deletion_ignored
 from kafka_zk_operator.service.topics import delete_topic
 

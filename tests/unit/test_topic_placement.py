@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desired_topic, parse_resource
 from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, desired_topic, parse_resource
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.topic_placement import Placement, balanced_assignment

@@ -18,10 +18,10 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
-from kafka_zk_operator.adapters.k8s.kafkatopic import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
+from kafka_zk_operator.domain.kafkatopic_resource import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
 from kafka_zk_operator.domain.topic_planning import DriftPolicy
 from kafka_zk_operator.domain.topic_status import (

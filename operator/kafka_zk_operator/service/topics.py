@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource, desired_topic
 from kafka_zk_operator.adapters.zk.store import TopicSnapshot, Versioned, ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, model, topic_config, topic_deletion
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, desired_topic
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
     DesiredTopic,

@@ -1,8 +1,5 @@
-"""PartitionReassignment bodies and the Kubernetes calls the reassignment service needs.
-
-:func:`parse_resource` reads a body into a :class:`ReassignmentResource` (no API call).
-:func:`queue_rank` orders reassignments of one cluster: one already started first, then by
-creation time (uid breaks ties), which is how the queue and the kopf index agree.
+"""The Kubernetes calls the reassignment service needs (the parsed resource, its annotations and
+its queue rank are ``domain.reassignment_resource``, re-exported here).
 
 :class:`KubernetesReassignments` is the service's port onto the API server: a fresh read of the
 resource (never the possibly stale body a handler was called with), *strict* status patches (the
@@ -18,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from kubernetes import client
@@ -33,16 +29,22 @@ from kafka_zk_operator.adapters.k8s.api import (
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import (
-    APPROVE_ANNOTATION,
     GROUP,
     PARTITION_REASSIGNMENT,
     PLAN_PART_ANNOTATION,
     PLAN_PROPOSAL_ANNOTATION,
     PLAN_REASSIGNMENT_LABEL,
     REFRESH_ANNOTATION,
-    STOP_ANNOTATION,
     VERSION,
 )
+from kafka_zk_operator.domain.reassignment_resource import QueueRank as QueueRank
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource as ReassignmentResource
+from kafka_zk_operator.domain.reassignment_resource import approved as approved
+from kafka_zk_operator.domain.reassignment_resource import is_started as is_started
+from kafka_zk_operator.domain.reassignment_resource import parse_resource as parse_resource
+from kafka_zk_operator.domain.reassignment_resource import queue_rank as queue_rank
+from kafka_zk_operator.domain.reassignment_resource import refresh_requested as refresh_requested
+from kafka_zk_operator.domain.reassignment_resource import stop_requested as stop_requested
 
 log = logging.getLogger(__name__)
 
@@ -51,94 +53,6 @@ KIND = PARTITION_REASSIGNMENT.kind
 PLAN_KEY = "plan.json"
 #: Serialized plan bytes per ConfigMap (the API server's limit is 1 MiB for the whole object).
 CONFIGMAP_BUDGET = 700_000
-
-
-@dataclass(frozen=True)
-class ReassignmentResource:
-    namespace: str
-    name: str
-    uid: str
-    generation: int
-    created: str
-    annotations: Mapping[str, str]
-    spec: Mapping[str, Any]
-    status: Mapping[str, Any]
-    deleting: bool
-
-    @property
-    def ref(self) -> tuple[str, str]:
-        return self.namespace, self.name
-
-    @property
-    def cluster_name(self) -> str | None:
-        value = self.spec.get("cluster")
-        return str(value) if value else None
-
-    @property
-    def display(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def annotation(self, key: str) -> str | None:
-        value = self.annotations.get(key)
-        return None if value is None else str(value).strip()
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("true", "yes", "1")
-
-
-def parse_resource(body: Mapping[str, Any]) -> ReassignmentResource:
-    meta = body.get("metadata") or {}
-    return ReassignmentResource(
-        namespace=str(meta.get("namespace", "")),
-        name=str(meta.get("name", "")),
-        uid=str(meta.get("uid", "")),
-        generation=int(meta.get("generation") or 0),
-        created=str(meta.get("creationTimestamp", "")),
-        annotations=dict(meta.get("annotations") or {}),
-        spec=dict(body.get("spec") or {}),
-        status=dict(body.get("status") or {}),
-        deleting=bool(meta.get("deletionTimestamp")),
-    )
-
-
-def stop_requested(resource: ReassignmentResource) -> bool:
-    return _truthy(resource.annotation(STOP_ANNOTATION))
-
-
-def refresh_requested(resource: ReassignmentResource) -> bool:
-    return _truthy(resource.annotation(REFRESH_ANNOTATION))
-
-
-def approved(resource: ReassignmentResource, proposal_id: str | None) -> bool:
-    """``approval: Auto``, or the approve annotation is ``"true"`` or names this proposal's id."""
-    if str(resource.spec.get("approval") or "Auto") == "Auto":
-        return True
-    value = resource.annotation(APPROVE_ANNOTATION)
-    return value is not None and (_truthy(value) or (proposal_id is not None and value == proposal_id))
-
-
-def is_started(status: Mapping[str, Any]) -> bool:
-    return bool((status.get("progress") or {}).get("startedAt"))
-
-
-QueueRank = tuple[int, str, str, str]
-
-
-def queue_rank(resource: ReassignmentResource) -> QueueRank | None:
-    """Position key in its cluster's queue; ``None`` when it does not (or no longer) wait to run."""
-    phase = str(resource.status.get("phase") or "")
-    if phase in ("Completed", "Failed", "Stopped") or resource.deleting:
-        return None
-    started = is_started(resource.status)
-    if not started and (stop_requested(resource) or not approved(resource, _proposal_id(resource))):
-        return None
-    return (0 if started else 1, resource.created, resource.uid, resource.display)
-
-
-def _proposal_id(resource: ReassignmentResource) -> str | None:
-    value = (resource.status.get("proposal") or {}).get("id")
-    return None if value is None else str(value)
 
 
 class KubernetesReassignments:

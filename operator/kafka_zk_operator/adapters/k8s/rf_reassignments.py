@@ -14,7 +14,6 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator.adapters.k8s.api import api_client, owner_reference
-from kafka_zk_operator.adapters.k8s.kafkatopic import KafkaTopicResource
 from kafka_zk_operator.domain.crd_identity import (
     API_VERSION,
     GROUP,
@@ -23,6 +22,7 @@ from kafka_zk_operator.domain.crd_identity import (
     TOPIC_RESOURCE_LABEL,
     VERSION,
 )
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
 
 PLURAL = PARTITION_REASSIGNMENT.plural
 TOPIC_LABEL = TOPIC_RESOURCE_LABEL

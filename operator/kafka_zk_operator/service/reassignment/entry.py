@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import (
+from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.reassignment_batches import make_batches
+from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
+from kafka_zk_operator.domain.reassignment_resource import (
     QueueRank,
     is_started,
     parse_resource,
     refresh_requested,
 )
-from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import make_batches
-from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
@@ -30,6 +29,7 @@ from kafka_zk_operator.domain.reassignment_plan import (
     summary_fields,
 )
 from kafka_zk_operator.domain.reassignment_request import BatchLimits, Mode, ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
 from kafka_zk_operator.domain.reassignment_validation import plan_explicit
 

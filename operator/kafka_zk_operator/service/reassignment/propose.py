@@ -6,18 +6,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import (
-    QueueRank,
-    approved,
-    refresh_requested,
-    stop_requested,
-)
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment_request import Approval, Mode, ReassignmentRequest, parse_request
+from kafka_zk_operator.domain.reassignment_resource import (
+    QueueRank,
+    approved,
+    refresh_requested,
+    stop_requested,
+)
 from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service.reassignment import execution, offload, proposals, queueing, running

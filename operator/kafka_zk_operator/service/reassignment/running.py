@@ -8,12 +8,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource, stop_requested
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeOwner
 from kafka_zk_operator.domain.reassignment_request import BatchLimits, parse_request
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource, stop_requested
 from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from kafka_zk_operator.adapters.k8s.partitionreassignment import ReassignmentResource
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import (
     Phase,
     Verdict,
