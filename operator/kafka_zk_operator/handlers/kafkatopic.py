@@ -241,15 +241,20 @@ def kafkatopic_resync(
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)
 def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
-    uid = str(body.get("metadata", {}).get("uid", ""))
-    with _locks.held(uid):
-        _delete(body, patch, memo, kwargs["kafkatopic_owners"])
-    _locks.forget(uid)  # done (a retry raises above and keeps it)
-    _tally.forget(parse_resource(body).ref)
-
-
-def _delete(body: kopf.Body, patch: kopf.Patch, memo: Any, kafkatopic_owners: kopf.Index[Any, Any]) -> None:
     resource = parse_resource(body)
+    with _locks.held(resource.uid):
+        _delete(body, resource, patch, memo, kwargs["kafkatopic_owners"])
+    _locks.forget(resource.uid)  # done (a retry raises above and keeps it)
+    _tally.forget(resource.ref)
+
+
+def _delete(
+    body: kopf.Body,
+    resource: KafkaTopicResource,
+    patch: kopf.Patch,
+    memo: Any,
+    kafkatopic_owners: kopf.Index[Any, Any],
+) -> None:
     pool: ClusterPool = memo.clusters
     try:
         runtime = pool.get(resource.cluster)
