@@ -7,9 +7,8 @@ from collections import Counter
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_computed import plan_computed
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest, plan_request
 
 RACKS3 = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
 RACKS6 = {**RACKS3, 4: "rack-a", 5: "rack-b", 6: "rack-c"}
@@ -35,7 +34,7 @@ def spread_ok(plan: ReassignmentPlan, racks: dict[int, str]) -> bool:
 
 def test_add_brokers_in_a_rack_balanced_cluster_moves_exactly_the_lower_bound() -> None:
     view = ClusterView(brokers=RACKS6, assignments=three_broker_topics())
-    plan = plan_computed(ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(4, 5, 6)), view)
+    plan = plan_request(ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(4, 5, 6)), view)
     before = Counter(b for parts in view.assignments.values() for reps in parts.values() for b in reps)
     total = sum(before.values())
     # Reference §5.1 with targets floor/ceil(R / N): every replica a new broker receives is one move.
@@ -49,7 +48,7 @@ def test_add_brokers_in_a_rack_balanced_cluster_moves_exactly_the_lower_bound() 
 
 
 def test_remove_brokers_drains_them_and_moves_only_their_replicas() -> None:
-    moved = plan_computed(
+    moved = plan_request(
         ReassignmentRequest(mode=Mode.ADD_BROKERS, brokers=(4, 5, 6)),
         ClusterView(brokers=RACKS6, assignments=three_broker_topics()),
     )
@@ -57,7 +56,7 @@ def test_remove_brokers_drains_them_and_moves_only_their_replicas() -> None:
     for move in moved.moves:
         assignments[move.topic][move.partition] = move.target
     view = ClusterView(brokers=RACKS6, assignments=assignments)
-    plan = plan_computed(ReassignmentRequest(mode=Mode.REMOVE_BROKERS, brokers=(4, 5, 6)), view)
+    plan = plan_request(ReassignmentRequest(mode=Mode.REMOVE_BROKERS, brokers=(4, 5, 6)), view)
     on_removed = sum(
         1 for parts in assignments.values() for reps in parts.values() for b in reps if b in (4, 5, 6)
     )
@@ -71,7 +70,7 @@ def test_replication_factor_increase_spreads_the_new_replica_over_the_missing_ra
     view = ClusterView(
         brokers=RACKS6, assignments={"events": {p: ((p % 3) + 1, ((p + 1) % 3) + 1) for p in range(6)}}
     )
-    plan = plan_computed(
+    plan = plan_request(
         ReassignmentRequest(mode=Mode.REPLICATION_FACTOR, replication_factors={"events": 3}), view
     )
     # One new replica per partition, plus what evening out the empty brokers 4..6 takes; all counted
@@ -90,9 +89,9 @@ def test_rebalance_leaves_internal_topics_alone_unless_named() -> None:
     }
     brokers = {1: "a", 2: "a", 3: "b", 4: "b"}
     view = ClusterView(brokers=brokers, assignments=skewed)
-    plan = plan_computed(ReassignmentRequest(mode=Mode.REBALANCE), view)
+    plan = plan_request(ReassignmentRequest(mode=Mode.REBALANCE), view)
     assert plan.moves and all(m.topic == "data" for m in plan.moves)
-    named = plan_computed(ReassignmentRequest(mode=Mode.REBALANCE, topics=("__consumer_offsets",)), view)
+    named = plan_request(ReassignmentRequest(mode=Mode.REBALANCE, topics=("__consumer_offsets",)), view)
     assert all(m.topic == "__consumer_offsets" for m in named.moves)
 
 
@@ -112,10 +111,10 @@ def test_rebalance_leaves_internal_topics_alone_unless_named() -> None:
 def test_impossible_requests_are_invalid(request_: ReassignmentRequest, message: str) -> None:
     view = ClusterView(brokers=RACKS6, assignments=three_broker_topics())
     with pytest.raises(errors.InvalidSpec, match=message):
-        plan_computed(request_, view)
+        plan_request(request_, view)
 
 
 def test_replicas_on_unregistered_brokers_are_not_supported() -> None:
     view = ClusterView(brokers=RACKS3, assignments={"t": {0: (1, 7)}})
     with pytest.raises(errors.NotSupported, match="broker 7 holds replicas but is not registered"):
-        plan_computed(ReassignmentRequest(mode=Mode.REBALANCE), view)
+        plan_request(ReassignmentRequest(mode=Mode.REBALANCE), view)

@@ -14,9 +14,8 @@ import pytest
 
 from kafka_zk_operator.adapters.k8s.spark_submit import SparkSettings
 from kafka_zk_operator.domain import errors, placement
-from kafka_zk_operator.domain.reassignment_computed import plan_computed
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest, plan_request
 from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service.reassignment import offload as reassignment_offload
 
@@ -63,7 +62,7 @@ class FakeOffload:
 def test_small_clusters_are_planned_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeOffload(threshold=1000, monkeypatch=monkeypatch)
     plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), [])  # type: ignore[arg-type]
-    assert plan.moves == plan_computed(ADD, VIEW).moves
+    assert plan.moves == plan_request(ADD, VIEW).moves
     assert fake.submitted == []
 
 
@@ -87,7 +86,7 @@ def test_large_clusters_wait_for_the_job_then_use_its_result_and_clean_up(
     fake.finished = True
     finished: list[reassignment_offload.FinishedJob] = []
     plan = reassignment_offload.plan(object(), ADD, VIEW, ("uid", "1"), finished)  # type: ignore[arg-type]
-    expected = plan_computed(ADD, VIEW)
+    expected = plan_request(ADD, VIEW)
     assert plan.moves == expected.moves and plan.lower_bound == expected.lower_bound
     assert plan.notes[-1].startswith("computed by Spark job spark-ns/kzo-plan-")
     assert fake.cleaned == [], "the job and its result stay until the caller saved the proposal"

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_request import BatchLimits
+from kafka_zk_operator.domain.reassignment_spec import BatchLimits
 
 Batch = tuple[PartitionMove, ...]
 

@@ -1,16 +1,11 @@
-"""Plans for the computed modes (AddBrokers, RemoveBrokers, Rebalance, ReplicationFactor).
+"""The placement engine's side of the computed modes.
 
 A thin bridge to the placement engine (:mod:`kafka_zk_operator.domain.placement`): the
 :class:`~kafka_zk_operator.domain.reassignment_plan.ClusterView` becomes the engine's arrays, the
-request becomes one :class:`~kafka_zk_operator.domain.placement.PlanRequest` (one per distinct
-target replication factor in ReplicationFactor mode, applied one after the other), and the changed
-rows come back as :class:`~kafka_zk_operator.domain.reassignment_plan.PartitionMove` values with
-the engine's lower bound M_LB and its optimality verdict.
-
-Topic selection: AddBrokers and RemoveBrokers consider every topic (a removed broker must end
-empty, internal topics included). Rebalance takes ``spec.topics`` and ``spec.topicsRegex`` (full
-match, union; every non-internal topic when neither is given) and leaves Kafka's internal topics
-alone unless ``spec.topics`` names them. ReplicationFactor changes exactly the named topics.
+mode's engine requests (its rule in ``domain.reassignment_request``: one, or a chain applied one
+after the other) run on them, and the changed rows come back as
+:class:`~kafka_zk_operator.domain.reassignment_plan.PartitionMove` values with the engine's lower
+bound M_LB and its optimality verdict.
 
 Pure (numpy through the engine); deterministic for a given cluster and request.
 """
@@ -18,24 +13,14 @@ Pure (numpy through the engine); deterministic for a given cluster and request.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_zk_operator.domain import errors, placement, topic_names
+from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_request import Mode, ReassignmentRequest
-from kafka_zk_operator.domain.wording import brokers_are
-
-_ENGINE_MODE = {
-    Mode.ADD_BROKERS: placement.Mode.ADD_BROKERS,
-    Mode.REMOVE_BROKERS: placement.Mode.REMOVE_BROKERS,
-    Mode.REBALANCE: placement.Mode.REBALANCE,
-    Mode.REPLICATION_FACTOR: placement.Mode.REPLICATION_FACTOR,
-}
 
 
 def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:
@@ -67,65 +52,6 @@ def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:
     )
 
 
-def _alternation(names: Iterable[str]) -> str:
-    return "|".join(re.escape(name) for name in sorted(names))
-
-
-def _rebalance_selection(request: ReassignmentRequest, cluster: ClusterView) -> tuple[str | None, str | None]:
-    """(topics regex, exclude regex) for Rebalance mode."""
-    named = set(request.topics)
-    unknown = sorted(named - set(cluster.assignments))
-    if unknown:
-        raise errors.InvalidSpec(f"spec.topics names topics that do not exist: {', '.join(unknown)}")
-    parts = []
-    if named:
-        parts.append(_alternation(named))
-    if request.topics_regex:
-        parts.append(f"(?:{request.topics_regex})")
-    include = "|".join(f"(?:{p})" for p in parts) if parts else None
-    internal = sorted(t for t in cluster.assignments if topic_names.is_internal(t) and t not in named)
-    exclude = _alternation(internal) if internal else None
-    if include is not None and not any(re.fullmatch(include, t) for t in cluster.assignments):
-        raise errors.InvalidSpec("spec.topics / spec.topicsRegex select no existing topic")
-    return include, exclude
-
-
-def _requests(request: ReassignmentRequest, cluster: ClusterView) -> list[placement.PlanRequest]:
-    mode = _ENGINE_MODE[request.mode]
-    tolerance = request.tolerance
-    if request.mode in (Mode.ADD_BROKERS, Mode.REMOVE_BROKERS):
-        unknown = sorted(set(request.brokers) - set(cluster.brokers))
-        if unknown:
-            raise errors.InvalidSpec(
-                f"spec.brokers: {brokers_are(unknown)} not registered "
-                f"(registered: {', '.join(map(str, sorted(cluster.brokers)))})"
-            )
-        return [placement.PlanRequest(mode=mode, brokers=request.brokers, tolerance=tolerance)]
-    if request.mode is Mode.REBALANCE:
-        include, exclude = _rebalance_selection(request, cluster)
-        return [placement.PlanRequest(mode=mode, topics=include, exclude_topics=exclude, tolerance=tolerance)]
-    missing = sorted(set(request.replication_factors) - set(cluster.assignments))
-    if missing:
-        raise errors.InvalidSpec(
-            f"spec.replicationFactors names topics that do not exist: {', '.join(missing)}"
-        )
-    too_big = {t: rf for t, rf in request.replication_factors.items() if rf > len(cluster.brokers)}
-    if too_big:
-        raise errors.InvalidSpec(
-            f"replication factor above the {len(cluster.brokers)} registered brokers: "
-            + ", ".join(f"{t}={rf}" for t, rf in sorted(too_big.items()))
-        )
-    by_rf: dict[int, list[str]] = {}
-    for topic, rf in sorted(request.replication_factors.items()):
-        by_rf.setdefault(rf, []).append(topic)
-    return [
-        placement.PlanRequest(
-            mode=mode, topics=_alternation(names), replication_factor=rf, tolerance=tolerance
-        )
-        for rf, names in sorted(by_rf.items())
-    ]
-
-
 @dataclass(frozen=True, eq=False)
 class EngineInputs:
     """The engine's arrays of the cluster, its request(s) (applied in order) and notes so far."""
@@ -135,10 +61,11 @@ class EngineInputs:
     notes: tuple[str, ...] = ()
 
 
-def engine_inputs(request: ReassignmentRequest, cluster: ClusterView) -> EngineInputs:
-    """What to hand the engine for a computed mode. :raises InvalidSpec, NotSupported:"""
-    if request.mode is Mode.EXPLICIT:
-        raise ValueError("Explicit mode is planned by reassignment_validation.plan_explicit")
+def engine_inputs(
+    cluster: ClusterView, requests_for: Callable[[ClusterView], Sequence[placement.PlanRequest]]
+) -> EngineInputs:
+    """The engine's arrays of ``cluster`` and the mode's requests for it (``requests_for``, from the
+    mode's rule). Topics queued for deletion are left out. :raises InvalidSpec, NotSupported:"""
     deleting = sorted(set(cluster.deleting) & set(cluster.assignments))
     view = cluster
     notes: tuple[str, ...] = ()
@@ -147,7 +74,7 @@ def engine_inputs(request: ReassignmentRequest, cluster: ClusterView) -> EngineI
             cluster, assignments={t: p for t, p in cluster.assignments.items() if t not in cluster.deleting}
         )
         notes = (f"topics being deleted are left out: {', '.join(deleting)}",)
-    return EngineInputs(cluster_arrays(view), tuple(_requests(request, view)), notes)
+    return EngineInputs(cluster_arrays(view), tuple(requests_for(view)), notes)
 
 
 def plan_from_engine(
@@ -164,9 +91,8 @@ def plan_from_engine(
     )
 
 
-def plan_computed(request: ReassignmentRequest, cluster: ClusterView) -> ReassignmentPlan:
-    """Run the placement engine in-process for a computed mode. :raises InvalidSpec, NotSupported:"""
-    inputs = engine_inputs(request, cluster)
+def plan_with_engine(inputs: EngineInputs) -> ReassignmentPlan:
+    """Run the placement engine in-process on ``inputs`` (its requests one after the other)."""
     arrays = inputs.arrays
     lower = 0
     optimal = True

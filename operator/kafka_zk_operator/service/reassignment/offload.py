@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_computed import engine_inputs, plan_computed, plan_from_engine
+from kafka_zk_operator.domain.reassignment_computed import plan_from_engine
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, engine_inputs, plan_request
 from kafka_zk_operator.service import plan_offload
 
 log = logging.getLogger(__name__)
@@ -84,12 +84,14 @@ def plan(
     """
     settings = _settings(jobs) if jobs is not None else None
     if jobs is None or settings is None:
-        return plan_computed(request, cluster)
+        return plan_request(request, cluster)
     inputs = engine_inputs(request, cluster)
-    if len(inputs.requests) != 1 or not plan_offload.should_offload(
-        inputs.arrays.n_partitions, settings.offload_above_partitions
+    if (
+        inputs is None  # a mode the placement engine does not plan
+        or len(inputs.requests) != 1
+        or not plan_offload.should_offload(inputs.arrays.n_partitions, settings.offload_above_partitions)
     ):
-        return plan_computed(request, cluster)
+        return plan_request(request, cluster)
     name = plan_offload.job_name(*key)
     namespace = settings.spark.namespace
     # A conflict means the job still runs for an earlier snapshot of this generation: take its result.

@@ -28,10 +28,14 @@ from kafka_zk_operator.domain.reassignment_plan import (
     summarize,
     summary_fields,
 )
-from kafka_zk_operator.domain.reassignment_request import BatchLimits, Mode, ReassignmentRequest
+from kafka_zk_operator.domain.reassignment_request import (
+    BatchLimits,
+    ReassignmentRequest,
+    plan_request,
+    rule_of,
+)
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
-from kafka_zk_operator.domain.reassignment_validation import plan_explicit
 
 
 class PlanStorage(Protocol):
@@ -80,18 +84,14 @@ Planner = Callable[[ReassignmentRequest, ClusterView], ReassignmentPlan]
 def make_proposal(
     request: ReassignmentRequest, cluster: ClusterView, now: datetime, *, planner: Planner | None = None
 ) -> Proposal:
-    """Plan ``request`` (``planner`` for the computed modes; in-process engine by default).
+    """Plan ``request``: ``planner`` (e.g. a Spark job) for the engine modes, else in-process.
 
     :raises InvalidSpec / NotSupported: the request cannot be planned on this cluster.
     """
-    if request.mode is Mode.EXPLICIT:
-        plan = plan_explicit(request.partitions, cluster, request.rack_policy)
-    elif planner is not None:
+    if planner is not None and rule_of(request).engine_requests is not None:
         plan = planner(request, cluster)
     else:
-        from kafka_zk_operator.domain.reassignment_computed import plan_computed  # numpy: load on demand
-
-        plan = plan_computed(request, cluster)
+        plan = plan_request(request, cluster)
     ident = plan_id(plan, request.batch)
     summary = summarize(plan, cluster)
     batches = len(make_batches(plan.moves, request.batch))

@@ -11,7 +11,12 @@ from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_AN
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_request import Approval, Mode, ReassignmentRequest, parse_request
+from kafka_zk_operator.domain.reassignment_request import (
+    Approval,
+    ReassignmentRequest,
+    parse_request,
+    rule_of,
+)
 from kafka_zk_operator.domain.reassignment_resource import (
     QueueRank,
     approved,
@@ -98,7 +103,7 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
     if observation.owner in (ZnodeOwner.FOREIGN, ZnodeOwner.INVALID):
         queueing.wait_external(run, Phase.QUEUED, observation.owner)
         return
-    if request.mode is not Mode.EXPLICIT:
+    if rule_of(request).checks_staleness:
         view = proposals.read_cluster(run.zk(), sorted({m.topic for m in moves}))
         stale = proposals.stale_sources(moves, view)
         if stale:
