@@ -72,6 +72,9 @@ class ZkProbe:
         znode = self._json(f"/brokers/topics/{topic}") or {}
         return {int(p): list(r) for p, r in (znode.get("partitions") or {}).items()}
 
+    def topic_names(self) -> list[str]:
+        return sorted(self._retry(self.client.get_children, "/brokers/topics"))
+
     def moving(self, topic: str) -> bool:
         znode = self._json(f"/brokers/topics/{topic}") or {}
         return bool(znode.get("adding_replicas")) or bool(znode.get("removing_replicas"))

@@ -782,6 +782,45 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
     kafka.admin.delete_topics([unique_topic])
 
 
+# ------------------------------------------------------------------ DemoteBrokers
+def test_demote_brokers_moves_leadership_off_a_broker_without_moving_data(
+    kprs: Resources,
+    namespace: str,
+    probe: ZkProbe,
+    kafka: KafkaView,
+    unique_topic: str,
+    api_client: client.ApiClient,
+) -> None:
+    """Every partition led by broker 2 (as preferred leader) gets it last, then a preferred-leader
+    election: Kafka reports no leader on broker 2 where another replica exists, and every replica
+    set - of every topic - is what it was."""
+    create_topic(kafka, unique_topic, {0: [2, 1], 1: [2, 3], 2: [2, 1], 3: [1, 2]})
+    wait_for(
+        lambda: (
+            (d := kafka.describe(unique_topic)) and all(p["leader"] == p["replicas"][0] for p in d.values())
+        ),
+        what="the preferred leaders to lead",
+    )
+    topics = probe.topic_names()
+    sets_before = {t: {p: sorted(r) for p, r in probe.assignment(t).items()} for t in topics}
+
+    kprs.create(namespace, reassignment("demote-2", mode="DemoteBrokers", brokers=[2]))
+    body = wait_phase(kprs, namespace, "demote-2", "Completed", timeout=120)
+    assert body["status"]["proposal"]["moves"] == 0, "no replica changes broker"
+    assert probe.assignment(unique_topic) == {0: [1, 2], 1: [3, 2], 2: [1, 2], 3: [1, 2]}
+    assert {t: {p: sorted(r) for p, r in probe.assignment(t).items()} for t in topics} == sets_before
+    for topic in topics:
+        for replicas in probe.assignment(topic).values():
+            assert replicas[0] != 2 or set(replicas) == {2}, (topic, replicas)
+    wait_for(
+        lambda: (d := kafka.describe(unique_topic)) and all(p["leader"] != 2 for p in d.values()),
+        timeout=60,
+        what="Kafka to move every leader of the topic off broker 2",
+    )
+    reasons = {reason for reason, _ in _events(api_client, namespace, "demote-2")}
+    assert "LeaderElection" in reasons and "ThrottleApplied" not in reasons
+
+
 def test_a_zookeeper_outage_longer_than_every_session_mid_run_is_survived(
     kprs: Resources,
     namespace: str,

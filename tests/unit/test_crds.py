@@ -319,6 +319,7 @@ def test_partitionreassignment_modes(reassignment_crd: dict[str, Any]) -> None:
         "RemoveBrokers",
         "Rebalance",
         "ReplicationFactor",
+        "DemoteBrokers",
     ]
     assert node(reassignment_crd, ".spec")["required"] == ["mode"]
 
@@ -347,7 +348,7 @@ def test_partitionreassignment_explicit_partitions_are_keyed_by_topic_partition(
 def test_partitionreassignment_mode_rules(reassignment_crd: dict[str, Any]) -> None:
     rules = rules_at(node(reassignment_crd, ".spec"))
     assert "self.mode != 'Explicit' || (has(self.partitions) != has(self.reassignmentJson))" in rules
-    assert "!(self.mode in ['AddBrokers', 'RemoveBrokers']) || has(self.brokers)" in rules
+    assert "!(self.mode in ['AddBrokers', 'RemoveBrokers', 'DemoteBrokers']) || has(self.brokers)" in rules
     assert "(self.mode == 'ReplicationFactor') == has(self.replicationFactors)" in rules
     assert "self.mode == 'Rebalance' || (!has(self.topics) && !has(self.topicsRegex))" in rules
 

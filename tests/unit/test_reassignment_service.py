@@ -275,6 +275,25 @@ def test_batches_run_one_at_a_time_throttled_then_everything_is_restored(
     assert result.replicas_moved == 1
 
 
+def test_demote_brokers_reorders_without_throttles_then_elects(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(mode="DemoteBrokers", brokers=[1]), journal)
+    result = step(api, zk)
+    status = api.body["status"]
+    assert status["phase"] == "Running" and status["proposal"]["moves"] == 0
+    assert zk.reassign is not None and {(e.partition, tuple(e.replicas)) for e in zk.reassign} == {
+        (0, (2, 1)),
+        (1, (2, 1)),
+    }
+    assert "ThrottleApplied" not in [e.reason for e in result.events]
+    assert zk.configs[("brokers", "1")] == {RATE: "777"} and ("brokers", "2") not in zk.configs
+    zk.finish_reassignment()
+    result = step(api, zk)
+    assert api.body["status"]["phase"] == "Completed"
+    assert zk.topics["t"] == {0: (2, 1), 1: (2, 1), 2: (2, 1)}
+    assert zk.elections and {tp.partition for tp in zk.elections[0]} == {0, 1}
+    assert result.replicas_moved == 0
+
+
 def test_a_lost_reply_to_the_election_request_is_not_taken_for_someone_elses_election(
     zk: FakeZk, journal: list[str]
 ) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_zk_operator.domain import errors, topic_names
 from kafka_zk_operator.domain.model import BrokerId, TopicName
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
 from kafka_zk_operator.domain.reassignment_spec import ANY_LOG_DIR as ANY_LOG_DIR
 from kafka_zk_operator.domain.reassignment_spec import (
     DEFAULT_MAX_MOVES_PER_BROKER as DEFAULT_MAX_MOVES_PER_BROKER,
@@ -59,6 +59,7 @@ class Mode(enum.StrEnum):
     REMOVE_BROKERS = "RemoveBrokers"
     REBALANCE = "Rebalance"
     REPLICATION_FACTOR = "ReplicationFactor"
+    DEMOTE_BROKERS = "DemoteBrokers"
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,35 @@ def _replication_factor_requests(
     ]
 
 
+# ---------------------------------------------------------------------------- DemoteBrokers
+
+
+def _plan_demotion(request: ReassignmentRequest, cluster: ClusterView) -> ReassignmentPlan:
+    """Leadership off ``spec.brokers`` with no data moved: each partition whose preferred leader
+    (first replica) is demoted gets the same replicas, the demoted ones last; the preferred-leader
+    election after each batch then moves its leader. A partition whose replicas are all demoted
+    keeps its order (a note says which)."""
+    _registered(request, cluster)
+    demoted = set(request.brokers)
+    moves: list[PartitionMove] = []
+    kept: list[str] = []
+    for topic in sorted(set(cluster.assignments) - set(cluster.deleting)):
+        for partition, replicas in sorted(cluster.assignments[topic].items()):
+            if not replicas or replicas[0] not in demoted:
+                continue
+            others = tuple(b for b in replicas if b not in demoted)
+            if not others:
+                kept.append(f"{topic}-{partition}")
+                continue
+            target = others + tuple(b for b in replicas if b in demoted)
+            moves.append(PartitionMove(topic, partition, replicas, target))
+    notes: tuple[str, ...] = ()
+    if kept:
+        shown = ", ".join(kept[:10]) + (f" and {len(kept) - 10} more" if len(kept) > 10 else "")
+        notes = (f"{len(kept)} partitions have replicas on demoted brokers only and keep their leader: {shown}",)
+    return ReassignmentPlan(moves=tuple(moves), lower_bound=0, provably_optimal=True, notes=notes)
+
+
 # ---------------------------------------------------------------------------- the registry
 
 #: One rule per mode.
@@ -208,6 +238,7 @@ MODES: Mapping[Mode, ModeRule] = {
     Mode.REMOVE_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests("remove-brokers")),
     Mode.REBALANCE: ModeRule(engine_requests=_rebalance_requests),
     Mode.REPLICATION_FACTOR: ModeRule(needs=("replicationFactors",), engine_requests=_replication_factor_requests),
+    Mode.DEMOTE_BROKERS: ModeRule(needs=("brokers",), plan=_plan_demotion),
 }
 
 
