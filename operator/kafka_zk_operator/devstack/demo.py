@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from kafka_zk_operator.adapters.k8s import api as k8s_api
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.domain.crd_identity import GROUP, KAFKA_TOPIC, PARTITION_REASSIGNMENT, VERSION
 
@@ -20,8 +21,8 @@ PLURALS = {resource.kind: resource.plural for resource in (KAFKA_TOPIC, PARTITIO
 
 
 def api_client(kubeconfig: Path) -> client.ApiClient:
-    api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-    return cast(client.ApiClient, api)
+    """A client of the local stack's API server (``adapters.k8s.api``, with its kubeconfig)."""
+    return k8s_api.api_client(str(kubeconfig))
 
 
 def install_crds(api: client.ApiClient, crd_dir: Path) -> list[str]:
