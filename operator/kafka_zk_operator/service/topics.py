@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.adapters.zk.store import TopicSnapshot, Versioned, ZkStore
+from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import errors, model, topic_config, topic_deletion
+from kafka_zk_operator.domain import errors, topic_config
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, desired_topic
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
@@ -38,6 +38,8 @@ from kafka_zk_operator.domain.topic_status import (
 )
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
+from kafka_zk_operator.service.deletion import DeletionProgress as DeletionProgress
+from kafka_zk_operator.service.deletion import delete_topic as delete_topic
 from kafka_zk_operator.service.events import Event as Event
 
 #: Delay before retrying a reconcile that failed for a transient reason.
@@ -375,91 +377,3 @@ def _events_for(plan: TopicPlan, outcome: errors.Reason | errors.KzoError, recre
     for line in plan.drift:
         events.append(Event("Warning", "Drift", line[:1000]))
     return events
-
-
-@dataclass(frozen=True)
-class DeletionProgress:
-    done: bool
-    message: str
-    event: Event | None = None
-    #: this call wrote the deletion marker; the caller records that (``status.deletionRequestedAt``).
-    marker_written: bool = False
-
-
-def delete_topic(
-    resource: KafkaTopicResource,
-    store: ZkStore,
-    *,
-    marker_written_before: bool,
-    requested_at: datetime | None = None,
-    now: datetime | None = None,
-) -> DeletionProgress:
-    """Drive the deletion of a KafkaTopic's Kafka topic; ``done`` once Kafka has removed it all.
-
-    :param marker_written_before: an earlier call wrote the deletion marker (recorded by the
-        caller; a failed earlier attempt that wrote nothing must not count).
-    :param requested_at: when that marker was written (``status.deletionRequestedAt``).
-    With ``delete.topic.enable=false`` Kafka removes the marker but keeps the topic: once the
-    marker we wrote is gone and the topic is still there, that is reported (Warning event
-    ``DeletionRefusedByKafka``) and the resource is released; the topic stays. Kafka 0.10.0 and
-    0.10.1 leave the marker instead; when their controller ignores it (``domain.topic_deletion``)
-    the operator withdraws it and reports the same.
-    """
-    topic = resource.topic_name
-    assignment = store.read_assignment(topic)
-    if assignment is None:
-        if store.topic_fully_deleted(topic):
-            message = f"Kafka topic '{topic}' is deleted"
-            return DeletionProgress(True, message, Event("Normal", "TopicDeleted", message))
-        return DeletionProgress(False, f"waiting for Kafka to finish deleting '{topic}'")
-    if store.is_marked_for_deletion(topic):
-        if marker_written_before and _deletion_ignored(store, topic, assignment, requested_at, now):
-            store.withdraw_deletion_marker(topic)
-            message = (
-                f"Kafka did not act on the deletion of topic '{topic}' for "
-                f"{topic_deletion.IGNORED_AFTER_S:.0f} s, all partitions still led: its 0.10.0/0.10.1 "
-                "controller ignores deletion requests when the brokers run with "
-                "delete.topic.enable=false. The operator withdrew its request, as newer Kafka does; "
-                "the resource is released and the topic stays in Kafka."
-            )
-            return DeletionProgress(True, message, Event("Warning", "DeletionRefusedByKafka", message))
-        return DeletionProgress(False, f"waiting for Kafka to delete '{topic}'")
-    if marker_written_before:
-        message = (
-            f"Kafka removed the deletion marker of topic '{topic}' but kept the topic: the brokers run "
-            "with delete.topic.enable=false. The resource is released and the topic stays in Kafka."
-        )
-        return DeletionProgress(True, message, Event("Warning", "DeletionRefusedByKafka", message))
-    store.mark_topic_for_deletion(topic)
-    return DeletionProgress(
-        False,
-        f"asked Kafka to delete topic '{topic}'",
-        Event("Normal", "TopicDeletionRequested", f"Marked Kafka topic '{topic}' for deletion"),
-        marker_written=True,
-    )
-
-
-def _deletion_ignored(
-    store: ZkStore,
-    topic: str,
-    versioned: Versioned[model.TopicAssignment],
-    requested_at: datetime | None,
-    now: datetime | None,
-) -> bool:
-    if requested_at is None or now is None:
-        return False
-    version = store.controller_registration_version()
-    if version != topic_deletion.MARKER_IGNORING_REGISTRATION_VERSION:
-        return False  # the cheap check first: every other line removes markers itself
-    assignment = versioned.value
-    partitions = sorted(assignment.partitions)
-    facts = topic_deletion.DeletionFacts(
-        controller_registration_version=version,
-        requested_at=requested_at,
-        in_reassignment=store.maybe_in_reassignment(topic)[0],
-        replica_brokers=frozenset(b for replicas in assignment.partitions.values() for b in replicas),
-        live_brokers=frozenset(store.broker_ids()),
-        states=store.partition_states(topic, partitions),
-        partitions=partitions,
-    )
-    return topic_deletion.deletion_ignored(facts, now)
