@@ -75,6 +75,12 @@ class ZkProbe:
     def topic_names(self) -> list[str]:
         return sorted(self._retry(self.client.get_children, "/brokers/topics"))
 
+    def marked_for_deletion(self) -> set[str]:
+        try:
+            return set(self._retry(self.client.get_children, "/admin/delete_topics"))
+        except NoNodeError:
+            return set()
+
     def moving(self, topic: str) -> bool:
         znode = self._json(f"/brokers/topics/{topic}") or {}
         return bool(znode.get("adding_replicas")) or bool(znode.get("removing_replicas"))
