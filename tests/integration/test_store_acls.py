@@ -14,9 +14,10 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import Permissions
 
-from kafka_zk_operator.adapters.zk.session import ZkConnectionSettings, connect
+from kafka_zk_operator.adapters.zk.session import connect
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
+from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 from tests.conftest import KafkaCluster
 

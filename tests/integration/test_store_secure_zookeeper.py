@@ -39,6 +39,7 @@ from kazoo.security import Permissions
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
+from kafka_zk_operator.config import zookeeper
 from kafka_zk_operator.devstack import artifacts, certs, ports
 from kafka_zk_operator.devstack.kafka import KafkaBroker
 from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
@@ -425,9 +426,9 @@ def tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsZooKeeper]:
     zk = TlsZooKeeper(server, secure_port, files)
     try:
         root = session.connect(
-            session.ZkConnectionSettings(
+            zookeeper.ZkConnectionSettings(
                 connect=f"{ports.LOOPBACK}:{secure_port}",
-                tls=session.TlsSettings(ca_file=files["ca"], cert_file=files["cert"], key_file=files["key"]),
+                tls=zookeeper.TlsSettings(ca_file=files["ca"], cert_file=files["cert"], key_file=files["key"]),
             )
         )
         try:

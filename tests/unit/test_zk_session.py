@@ -15,7 +15,7 @@ import pytest
 from kazoo import exceptions as kz
 
 from kafka_zk_operator.adapters.zk import session
-from kafka_zk_operator.adapters.zk.session import SaslSettings, TlsSettings, ZkConnectionSettings
+from kafka_zk_operator.config.zookeeper import SaslSettings, TlsSettings, ZkConnectionSettings
 
 CONNECT = "zk-0:2182/kafka"
 

@@ -32,6 +32,7 @@ from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.cli.errors import CliError
+from kafka_zk_operator.config import zookeeper
 from kafka_zk_operator.domain import errors, replica_views
 
 T = TypeVar("T")
@@ -42,17 +43,17 @@ DEFAULT_CONNECT_TIMEOUT_S = 15.0
 #: Concurrent reads in flight; ZooKeeper answers them in order over one session.
 READ_WORKERS = 16
 
-_CONNECT_HELP = session.CONNECT_FORMAT
+_CONNECT_HELP = zookeeper.CONNECT_FORMAT
 
 
 def connect_string(text: str) -> str:
     """argparse type for Kafka's ``zookeeper.connect``: hosts with optional ports, optional chroot."""
     value = text.strip()
-    if session.hosts_problem(value) is not None:
+    if zookeeper.hosts_problem(value) is not None:
         raise argparse.ArgumentTypeError(
             f"invalid ZooKeeper connect string {text!r}: expected {_CONNECT_HELP}"
         )
-    if session.chroot_problem(value) is not None:
+    if zookeeper.chroot_problem(value) is not None:
         raise argparse.ArgumentTypeError(
             f"invalid chroot in {text!r}: expected /NAME[/NAME...] without empty segments"
         )
@@ -128,7 +129,7 @@ def read_only_store(connect: str, timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) 
     :raises CliError: ZooKeeper unreachable (or lost while reading), or no Kafka cluster at the
         chroot.
     """
-    settings = session.ZkConnectionSettings(connect=connect, connection_timeout_s=timeout_s, read_only=True)
+    settings = zookeeper.ZkConnectionSettings(connect=connect, connection_timeout_s=timeout_s, read_only=True)
     with quiet_logger("kazoo"):
         try:
             with warnings.catch_warnings():

@@ -25,16 +25,11 @@ from typing import Any
 import kopf
 
 from kafka_zk_operator import config, metrics
-from kafka_zk_operator.adapters.k8s.partitionreassignment import (
-    PLURAL,
-    KubernetesReassignments,
-    is_started,
-    parse_resource,
-    queue_rank,
-)
+from kafka_zk_operator.adapters.k8s.partitionreassignment import PLURAL, KubernetesReassignments
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, REFRESH_ANNOTATION, VERSION
+from kafka_zk_operator.domain.reassignment_resource import is_started, parse_resource, queue_rank
 from kafka_zk_operator.domain.reassignment_status import is_terminal
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp

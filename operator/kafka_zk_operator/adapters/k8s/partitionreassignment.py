@@ -1,5 +1,5 @@
 """The Kubernetes calls the reassignment service needs (the parsed resource, its annotations and
-its queue rank are ``domain.reassignment_resource``, re-exported here).
+its queue rank are ``domain.reassignment_resource``).
 
 :class:`KubernetesReassignments` is the service's port onto the API server: a fresh read of the
 resource (never the possibly stale body a handler was called with), *strict* status patches (the
@@ -37,14 +37,7 @@ from kafka_zk_operator.domain.crd_identity import (
     REFRESH_ANNOTATION,
     VERSION,
 )
-from kafka_zk_operator.domain.reassignment_resource import QueueRank as QueueRank
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource as ReassignmentResource
-from kafka_zk_operator.domain.reassignment_resource import approved as approved
-from kafka_zk_operator.domain.reassignment_resource import is_started as is_started
-from kafka_zk_operator.domain.reassignment_resource import parse_resource as parse_resource
-from kafka_zk_operator.domain.reassignment_resource import queue_rank as queue_rank
-from kafka_zk_operator.domain.reassignment_resource import refresh_requested as refresh_requested
-from kafka_zk_operator.domain.reassignment_resource import stop_requested as stop_requested
+from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 
 log = logging.getLogger(__name__)
 

@@ -36,13 +36,7 @@ from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
-from kafka_zk_operator.config.zookeeper import CONNECT_FORMAT as CONNECT_FORMAT
-from kafka_zk_operator.config.zookeeper import SASL_MECHANISMS as SASL_MECHANISMS
-from kafka_zk_operator.config.zookeeper import SaslSettings as SaslSettings
-from kafka_zk_operator.config.zookeeper import TlsSettings as TlsSettings
-from kafka_zk_operator.config.zookeeper import ZkConnectionSettings as ZkConnectionSettings
-from kafka_zk_operator.config.zookeeper import chroot_problem as chroot_problem
-from kafka_zk_operator.config.zookeeper import hosts_problem as hosts_problem
+from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 
 log = logging.getLogger(__name__)
