@@ -1,7 +1,7 @@
 """``kzo plan`` output, executed by Kafka's OWN reassignment tool, reaches the predicted assignment.
 
-A separate 3.9.2 cluster (nothing else uses it) gets topics and then an empty fourth broker; then
-exactly what an operator would type: ``kzo snapshot`` → ``kzo plan --mode add-brokers`` →
+The factory's 3.9.2 cluster (other modules may have topics on it) gets topics and then an empty
+fourth broker; then exactly what an operator would type: ``kzo snapshot`` → ``kzo plan --mode add-brokers`` →
 ``kafka-reassign-partitions --execute`` (Kafka's ReassignPartitionsCommand from the Maven jars)
 → ``--verify`` until done; Kafka's view must equal the plan, replica order included.
 """
@@ -85,7 +85,11 @@ def test_a_kzo_plan_executed_by_kafkas_own_tool_reaches_the_predicted_assignment
         def kafka_view_matches_the_plan() -> bool:
             # The brokers' metadata caches catch up with the controller one by one, and describe
             # asks any of them: wait until the answer is the plan, rather than read one stale cache.
-            described = {t: view.describe(t) or {} for t in ("plan-orders", "plan-payments")}
+            # Every topic the plan moves: the cluster is the factory's 3.9.2 one, which other
+            # modules (the Kafka-line matrix) may have given topics too; broker 4 held nothing before.
+            described = {
+                t: view.describe(t) or {} for t in {"plan-orders", "plan-payments", *(t for t, _ in moves)}
+            }
             placed = all(
                 described[topic].get(partition, {}).get("replicas") == replicas
                 for (topic, partition), replicas in moves.items()
