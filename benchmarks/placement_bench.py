@@ -51,7 +51,8 @@ sys.path.insert(0, str(REPO / "operator"))
 
 from kafka_zk_operator.domain import assignment  # noqa: E402
 from kafka_zk_operator.domain.model import Broker  # noqa: E402
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanRequest, plan  # noqa: E402
+from kafka_zk_operator.domain.modes import Mode  # noqa: E402
+from kafka_zk_operator.domain.placement import ClusterArrays, PlanRequest, plan  # noqa: E402
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster  # noqa: E402
 
 TIERS = {"S": (6, 1_000), "M": (30, 30_000), "L": (300, 1_000_000), "XL": (600, 2_000_000)}

@@ -32,10 +32,10 @@ import pytest
 from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.domain import plan_document
 from kafka_zk_operator.domain.model import Broker
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import (
     ClusterArrays,
     DataMovement,
-    Mode,
     Plan,
     PlanRequest,
     broker_stage,

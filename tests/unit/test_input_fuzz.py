@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_zk_operator.domain import errors, placement, plan_document
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 from kafka_zk_operator.domain.reassignment_request import parse_reassignment_json, parse_request
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot_json, snapshot_to_arrays
@@ -43,7 +44,7 @@ SPECS: list[dict[str, Any]] = [
     {"mode": "Rebalance", "topics": ["t"], "topicsRegex": "t.*", "tolerance": 1, "approval": "Manual"},
     {"mode": "ReplicationFactor", "replicationFactors": {"t": 3}, "rackPolicy": "Warn"},
 ]
-_REQUEST = placement.PlanRequest(mode=placement.Mode.REBALANCE)
+_REQUEST = placement.PlanRequest(mode=Mode.REBALANCE)
 PLAN_DOCUMENT = json.loads(
     plan_document.dump(
         plan_document.plan_document(

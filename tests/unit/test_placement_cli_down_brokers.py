@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.placement import Mode, PlanRequest, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import PlanRequest, plan
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers, down_broker_use
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot, snapshot_to_arrays

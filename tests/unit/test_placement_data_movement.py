@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Plan, PlanRequest, plan
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 
 ADDED = (90, 91, 92)

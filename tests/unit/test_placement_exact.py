@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import Mode, PlanRequest, broker_stage, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import PlanRequest, broker_stage, plan
 from kafka_zk_operator.domain.placement.arrays import ClusterArrays
 from kafka_zk_operator.domain.placement.exact import exact_placement
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster

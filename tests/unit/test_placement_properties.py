@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import Mode, PlanRequest, broker_stage, finish_plan, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import PlanRequest, broker_stage, finish_plan, plan
 from kafka_zk_operator.domain.placement.arrays import ClusterArrays
 from kafka_zk_operator.domain.placement.select import Selection, select_moves
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster

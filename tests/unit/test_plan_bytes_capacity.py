@@ -10,7 +10,8 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.byte_sizes import format_percent, format_size, parse_size
-from kafka_zk_operator.domain.placement import ClusterArrays, Mode, PlanReport, PlanRequest, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import ClusterArrays, PlanReport, PlanRequest, plan
 from kafka_zk_operator.domain.placement.capacity import (
     NO_SIZES,
     BrokerCapacity,

@@ -10,7 +10,8 @@ import pytest
 
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Mode, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Plan, PlanRequest, plan
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 

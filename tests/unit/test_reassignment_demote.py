@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.reassignment_request import (
-    Mode,
     ReassignmentRequest,
     parse_request,
     plan_request,

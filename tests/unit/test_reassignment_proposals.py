@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove
 from kafka_zk_operator.domain.reassignment_request import (
     BatchLimits,
-    Mode,
     ReassignmentRequest,
     RequestedPartition,
 )

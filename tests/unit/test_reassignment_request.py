@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.reassignment_request import (
     Approval,
     BatchLimits,
-    Mode,
     RackPolicy,
     RequestedPartition,
     parse_reassignment_json,

@@ -39,10 +39,10 @@ from kafka_zk_operator.cli.plan_render import ProgressBar, summary
 from kafka_zk_operator.cli.zk_reading import check_output, write_output
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import Broker
+from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement import (
     ClusterArrays,
     DataMovement,
-    Mode,
     PlanReport,
     PlanRequest,
     plan,
@@ -74,7 +74,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--snapshot", required=True, type=Path, metavar="FILE", help="cluster snapshot (JSON)"
     )
-    parser.add_argument("--mode", required=True, choices=[m.value for m in Mode], help="what to plan")
+    parser.add_argument("--mode", required=True, choices=[m.cli_name for m in ENGINE_MODES], help="what to plan")
     parser.add_argument(
         "--brokers",
         type=parse_broker_list,
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         cluster, down = _load(args.snapshot, allow_mixed_rf=args.allow_mixed_rf)
         if cluster.n_partitions == 0:
             raise CliError(f"snapshot {args.snapshot} has no topics: there is nothing to plan")
-        mode = Mode(args.mode)
+        mode = Mode.parse(args.mode)
         cluster, ids = _with_new_brokers(cluster, args.brokers, mode)
         _check_capacity_brokers(args.broker_capacity, cluster)
         request = PlanRequest(

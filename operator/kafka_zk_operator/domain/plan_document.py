@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Mode, Plan, PlanRequest
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Plan, PlanRequest
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, IntArray
 from kafka_zk_operator.domain.placement.racks import duplicates
 from kafka_zk_operator.domain.placement.report import (
@@ -58,7 +59,7 @@ def digest(data: bytes) -> str:
 # -- request ---------------------------------------------------------------------------------------
 def request_to_dict(request: PlanRequest) -> dict[str, Any]:
     data = dataclasses.asdict(request)
-    data["mode"] = str(request.mode)
+    data["mode"] = request.mode.cli_name
     data["brokers"] = list(request.brokers)
     data["data_movement"] = str(request.data_movement)
     return data
@@ -72,7 +73,7 @@ def request_from_dict(data: Mapping[str, Any]) -> PlanRequest:
         raise errors.InvalidSpec(f"plan request: unknown field(s) {', '.join(unknown)}")
     try:
         fields = dict(data)
-        fields["mode"] = Mode(str(data["mode"]))
+        fields["mode"] = Mode.parse(str(data["mode"]))
         fields["brokers"] = tuple(_int(b, "brokers") for b in data.get("brokers", ()))
         if "data_movement" in fields:
             fields["data_movement"] = DataMovement(str(fields["data_movement"]))

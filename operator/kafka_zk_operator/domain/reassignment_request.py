@@ -8,7 +8,7 @@ through) into a :class:`ReassignmentRequest`: the fields every mode shares
 A :class:`ModeRule` holds all that is particular to a mode: the spec fields it reads and needs,
 how it is planned in-process, its requests to the placement engine (only engine modes have them,
 and only they may be offloaded to a Spark job), and whether its proposal is compared with the
-cluster before the start. Adding a mode is a member of :class:`Mode`, a rule in :data:`MODES`,
+cluster before the start. Adding a mode is a member of :class:`~.modes.Mode`, a rule in :data:`MODES`,
 the CRD's enum and rules, and the docs; the service, the offload and the status read it from here.
 
 Pure: no I/O (the placement engine, with numpy, is loaded when an engine mode is planned).
@@ -17,7 +17,6 @@ Pure: no I/O (the placement engine, with numpy, is loaded when an engine mode is
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_zk_operator.domain import errors, topic_names
 from kafka_zk_operator.domain.model import BrokerId, TopicName
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
 from kafka_zk_operator.domain.reassignment_spec import ANY_LOG_DIR as ANY_LOG_DIR
 from kafka_zk_operator.domain.reassignment_spec import (
@@ -49,17 +49,6 @@ from kafka_zk_operator.domain.wording import brokers_are
 if TYPE_CHECKING:
     from kafka_zk_operator.domain import placement
     from kafka_zk_operator.domain.reassignment_computed import EngineInputs
-
-
-class Mode(enum.StrEnum):
-    """``spec.mode``: the one list of reassignment modes (each has a rule in :data:`MODES`)."""
-
-    EXPLICIT = "Explicit"
-    ADD_BROKERS = "AddBrokers"
-    REMOVE_BROKERS = "RemoveBrokers"
-    REBALANCE = "Rebalance"
-    REPLICATION_FACTOR = "ReplicationFactor"
-    DEMOTE_BROKERS = "DemoteBrokers"
 
 
 @dataclass(frozen=True)
@@ -129,12 +118,11 @@ def _registered(request: ReassignmentRequest, cluster: ClusterView) -> None:
         )
 
 
-def _broker_requests(engine_mode: str) -> EngineRequests:
+def _broker_requests(mode: Mode) -> EngineRequests:
     def requests(request: ReassignmentRequest, cluster: ClusterView) -> list[placement.PlanRequest]:
         from kafka_zk_operator.domain import placement
 
         _registered(request, cluster)
-        mode = placement.Mode(engine_mode)
         return [placement.PlanRequest(mode=mode, brokers=request.brokers, tolerance=request.tolerance)]
 
     return requests
@@ -166,7 +154,7 @@ def _rebalance_requests(request: ReassignmentRequest, cluster: ClusterView) -> l
         raise errors.InvalidSpec("spec.topics / spec.topicsRegex select no existing topic")
     return [
         placement.PlanRequest(
-            mode=placement.Mode.REBALANCE, topics=include, exclude_topics=exclude, tolerance=request.tolerance
+            mode=Mode.REBALANCE, topics=include, exclude_topics=exclude, tolerance=request.tolerance
         )
     ]
 
@@ -191,7 +179,7 @@ def _replication_factor_requests(
         by_rf.setdefault(rf, []).append(topic)
     return [
         placement.PlanRequest(
-            mode=placement.Mode.REPLICATION_FACTOR,
+            mode=Mode.REPLICATION_FACTOR,
             topics=_alternation(names),
             replication_factor=rf,
             tolerance=request.tolerance,
@@ -234,8 +222,8 @@ def _plan_demotion(request: ReassignmentRequest, cluster: ClusterView) -> Reassi
 #: One rule per mode.
 MODES: Mapping[Mode, ModeRule] = {
     Mode.EXPLICIT: ModeRule(read=_read_explicit, plan=_plan_explicit, checks_staleness=False),
-    Mode.ADD_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests("add-brokers")),
-    Mode.REMOVE_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests("remove-brokers")),
+    Mode.ADD_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests(Mode.ADD_BROKERS)),
+    Mode.REMOVE_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests(Mode.REMOVE_BROKERS)),
     Mode.REBALANCE: ModeRule(engine_requests=_rebalance_requests),
     Mode.REPLICATION_FACTOR: ModeRule(needs=("replicationFactors",), engine_requests=_replication_factor_requests),
     Mode.DEMOTE_BROKERS: ModeRule(needs=("brokers",), plan=_plan_demotion),

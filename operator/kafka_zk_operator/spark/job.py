@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.domain import errors, plan_document
+from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement import (
     ClusterArrays,
     DataMovement,
-    Mode,
     Plan,
     PlanRequest,
     broker_stage,
@@ -101,7 +101,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--snapshot", required=True, type=Path, metavar="FILE", help="cluster snapshot (JSON)"
     )
-    parser.add_argument("--mode", choices=[m.value for m in Mode], help="what to plan")
+    parser.add_argument("--mode", choices=[m.cli_name for m in ENGINE_MODES], help="what to plan")
     parser.add_argument("--brokers", default="", metavar="ID,...", help="brokers being added or removed")
     parser.add_argument("--topics", metavar="REGEX", help="only topics whose whole name matches")
     parser.add_argument("--exclude-topics", metavar="REGEX", help="topics never changed")
@@ -141,7 +141,7 @@ def request_from_args(args: argparse.Namespace) -> PlanRequest:
     if not all(b.isascii() and b.isdigit() for b in brokers):
         raise errors.InvalidSpec(f"--brokers must be broker ids like 7,8, not {args.brokers!r}")
     return PlanRequest(
-        mode=Mode(args.mode),
+        mode=Mode.parse(args.mode),
         brokers=tuple(int(b) for b in brokers),
         topics=args.topics,
         exclude_topics=args.exclude_topics,

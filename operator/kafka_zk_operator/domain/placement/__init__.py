@@ -2,7 +2,7 @@
 
 Pure (numpy only, no I/O) and deterministic for a given input and seed. Entry points:
 
-* :func:`plan` with a :class:`PlanRequest` (:class:`Mode`: add-brokers, remove-brokers,
+* :func:`plan` with a :class:`PlanRequest` (:class:`~kafka_zk_operator.domain.modes.Mode`: add-brokers, remove-brokers,
   rebalance, replication-factor) on a :class:`ClusterArrays` -> :class:`Plan` (the new replica
   matrix, Kafka's reassignment JSON via :meth:`Plan.reassignment`, and a :class:`PlanReport`).
 * :func:`place_new_partitions` for new topics / added partitions, load-aware across the cluster.
@@ -54,7 +54,6 @@ from kafka_zk_operator.domain.placement.planner import (
     EXACT_LIMIT,
     BrokerStage,
     DataMovement,
-    Mode,
     Plan,
     PlanRequest,
     broker_stage,
@@ -70,7 +69,6 @@ __all__ = [
     "BrokerStage",
     "ClusterArrays",
     "DataMovement",
-    "Mode",
     "NewPartitions",
     "NewPlacement",
     "Plan",

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.arrays import loads
-from kafka_zk_operator.domain.placement.planner import Mode, Plan, PlanRequest, count_moves_mask
+from kafka_zk_operator.domain.placement.planner import Plan, PlanRequest, count_moves_mask
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""What a plan is asked for and what it returns: the planning modes, the request, the plan."""
+"""What a plan is asked for and what it returns: the request (its :class:`~kafka_zk_operator.domain.modes.Mode`
+is one of the engine's modes), the plan."""
 
 from __future__ import annotations
 
@@ -7,21 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray
 from kafka_zk_operator.domain.placement.report import PlanReport
 from kafka_zk_operator.domain.placement.targets import Targets
 
 #: Default size limit (movable partitions x eligible brokers) for the exact check.
 EXACT_LIMIT = 200_000
-
-
-class Mode(enum.StrEnum):
-    """What the plan is for."""
-
-    ADD_BROKERS = "add-brokers"
-    REMOVE_BROKERS = "remove-brokers"
-    REBALANCE = "rebalance"
-    REPLICATION_FACTOR = "replication-factor"
 
 
 class DataMovement(enum.StrEnum):

@@ -37,7 +37,6 @@ from kafka_zk_operator.domain.placement.keys import (
 from kafka_zk_operator.domain.placement.leaders import balance_leaders
 from kafka_zk_operator.domain.placement.plan_types import EXACT_LIMIT as EXACT_LIMIT
 from kafka_zk_operator.domain.placement.plan_types import DataMovement as DataMovement
-from kafka_zk_operator.domain.placement.plan_types import Mode as Mode
 from kafka_zk_operator.domain.placement.plan_types import Plan as Plan
 from kafka_zk_operator.domain.placement.plan_types import PlanRequest as PlanRequest
 from kafka_zk_operator.domain.placement.racks import rack_counts, rack_hi, rack_limits
@@ -289,7 +288,7 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
     )
     notes = _notes(request, unresolved, two_hop, lead.unresolved, skewed)
     report = build_report(
-        mode=str(request.mode),
+        mode=request.mode.cli_name,
         cluster=cluster,
         after=after,
         selected=movable,
@@ -413,7 +412,6 @@ __all__ = [
     "EXACT_LIMIT",
     "BrokerStage",
     "GroupQuotas",
-    "Mode",
     "Plan",
     "PlanRequest",
     "broker_stage",

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement.arrays import BoolArray, ClusterArrays, IntArray, loads
-from kafka_zk_operator.domain.placement.plan_types import Mode, PlanRequest
+from kafka_zk_operator.domain.placement.plan_types import PlanRequest
 from kafka_zk_operator.domain.placement.state import BrokerContext
 
 
@@ -54,6 +55,8 @@ def make_setup(cluster: ClusterArrays, request: PlanRequest) -> Setup:
     eligible = np.ones(n, dtype=np.bool_)
     added = np.zeros(n, dtype=np.bool_)
     mode = request.mode
+    if mode not in ENGINE_MODES:
+        raise errors.InvalidSpec(f"the placement engine does not plan mode {mode.cli_name}")
     if mode is Mode.ADD_BROKERS:
         if not listed:
             raise errors.InvalidSpec("add-brokers needs the ids of the brokers being added")
@@ -72,7 +75,7 @@ def make_setup(cluster: ClusterArrays, request: PlanRequest) -> Setup:
         if not eligible.any():
             raise errors.InvalidSpec("cannot remove every broker")
     elif listed:
-        raise errors.InvalidSpec(f"brokers may only be listed for add-brokers or remove-brokers, not {mode}")
+        raise errors.InvalidSpec(f"brokers may only be listed for add-brokers or remove-brokers, not {mode.cli_name}")
     if mode is Mode.REPLICATION_FACTOR and request.replication_factor is None:
         raise errors.InvalidSpec("replication-factor mode needs the new replication factor")
     if mode is not Mode.REPLICATION_FACTOR and request.replication_factor is not None:
