@@ -20,6 +20,7 @@ ALGORITHM
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,8 +55,9 @@ Progress = Callable[[str, float], None]
 
 
 @dataclass(frozen=True, eq=False)
-class BrokerStage:
-    """Everything stage 1 (broker level) computes; the input of the partition-level stage.
+class BrokerStage(Setup):
+    """Everything stage 1 (broker level) computes, on top of the request's :class:`Setup`; the
+    input of the partition-level stage.
 
     :ivar replicas: rows after the pre-steps (drops; UNPLACED slots for new and repaired replicas).
     :ivar group: ``(P,)`` group of each row; :ivar quotas: per-group flows for :func:`select_moves`.
@@ -65,13 +67,6 @@ class BrokerStage:
 
     cluster: ClusterArrays
     request: PlanRequest
-    eligible: BoolArray
-    added: BoolArray
-    movable: BoolArray
-    rf_new: IntArray
-    ctx: BrokerContext
-    rack_names: tuple[str | None, ...]
-    fixed_load: IntArray
     row_hash: np.ndarray
     replicas: IntArray
     targets: Targets
@@ -191,15 +186,9 @@ def broker_stage(
     group = group_of(topic_crc, cluster.partition_of, n_groups)
     quotas = group_quotas(flows, _movable_per_group(rep, movable, group, n_groups, n + 1), ctx.rack_ext)
     return BrokerStage(
+        **{f.name: getattr(setup, f.name) for f in dataclasses.fields(Setup)},
         cluster=cluster,
         request=request,
-        eligible=eligible,
-        added=setup.added,
-        movable=movable,
-        rf_new=setup.rf_new,
-        ctx=ctx,
-        rack_names=setup.rack_names,
-        fixed_load=setup.fixed_load,
         row_hash=row_hash,
         replicas=rep,
         targets=targets,
