@@ -17,12 +17,12 @@ from kafka_zk_operator.domain.reassignment_request import (
     RequestedPartition,
 )
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
+from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
 from kafka_zk_operator.service.reassignment.proposals import (
     load_plan,
     make_proposal,
     stale_sources,
     store_plan,
-    stored_limits,
 )
 
 NOW = datetime(2025, 5, 1, tzinfo=UTC)
@@ -81,13 +81,11 @@ def explicit(partitions: int) -> ReassignmentRequest:
 def test_a_small_plan_lives_in_the_status() -> None:
     proposal = make_proposal(explicit(3), big_cluster(3), NOW)
     storage = FakeStorage()
-    fields = store_plan(storage, resource(), proposal)
-    assert fields["planTruncated"] is False and fields["planConfigMaps"] is None
+    fields = store_plan(storage, resource(), ReassignmentStatus(), proposal)
+    assert fields["plan_truncated"] is False and fields["plan_config_maps"] is None
     assert len(fields["plan"]) == 3
-    assert (
-        load_plan(storage, resource({"plan": fields["plan"], "proposal": proposal.fields}))
-        == proposal.plan.moves
-    )
+    stored = ReassignmentStatus(plan=fields["plan"], proposal=proposal.fields)
+    assert load_plan(storage, resource(), stored) == proposal.plan.moves
     assert proposal.fields["batches"] == 1 and proposal.fields["moves"] == 3
     assert proposal.fields["batch"] == {"maxPartitions": 100, "maxMovesPerBroker": 100}
 
@@ -95,26 +93,26 @@ def test_a_small_plan_lives_in_the_status() -> None:
 def test_a_large_plan_goes_to_configmaps_and_comes_back_whole() -> None:
     proposal = make_proposal(explicit(700), big_cluster(700), NOW)
     storage = FakeStorage()
-    fields = store_plan(storage, resource(), proposal)
-    assert fields["planTruncated"] is True and len(fields["plan"]) == 500
-    assert fields["planConfigMaps"] == [f"big-plan-{proposal.id}-{i}" for i in range(3)]
-    status = {**fields, "proposal": proposal.fields}
-    assert load_plan(storage, resource(status)) == proposal.plan.moves
+    fields = store_plan(storage, resource(), ReassignmentStatus(), proposal)
+    assert fields["plan_truncated"] is True and len(fields["plan"]) == 500
+    assert fields["plan_config_maps"] == tuple(f"big-plan-{proposal.id}-{i}" for i in range(3))
+    status = ReassignmentStatus(**fields, proposal=proposal.fields)
+    assert load_plan(storage, resource(), status) == proposal.plan.moves
 
 
 def test_a_new_proposal_deletes_the_configmaps_of_the_old_one() -> None:
     storage = FakeStorage()
     first = make_proposal(explicit(700), big_cluster(700), NOW)
-    old = store_plan(storage, resource(), first)
+    old = store_plan(storage, resource(), ReassignmentStatus(), first)
     second = make_proposal(explicit(10), big_cluster(700), NOW)
-    store_plan(storage, resource(old), second)
-    assert sorted(storage.deleted) == sorted(old["planConfigMaps"]) and storage.maps == {}
+    store_plan(storage, resource(), ReassignmentStatus(**old), second)
+    assert sorted(storage.deleted) == sorted(old["plan_config_maps"]) and storage.maps == {}
 
 
 def test_stored_limits_win_over_a_changed_spec() -> None:
-    status = {"proposal": {"batch": {"maxPartitions": 7, "maxMovesPerBroker": 2}}}
-    assert stored_limits(status, BatchLimits()) == BatchLimits(7, 2)
-    assert stored_limits({}, BatchLimits(3, 3)) == BatchLimits(3, 3)
+    status = ReassignmentStatus.parse({"proposal": {"batch": {"maxPartitions": 7, "maxMovesPerBroker": 2}}})
+    assert status.proposal_limits(BatchLimits()) == BatchLimits(7, 2)
+    assert ReassignmentStatus.parse({}).proposal_limits(BatchLimits(3, 3)) == BatchLimits(3, 3)
 
 
 def test_stale_sources_flags_partitions_moved_by_someone_else() -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION, STOP_ANNOTATION
+from kafka_zk_operator.domain.reassignment_status import TERMINAL
+from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def approved(resource: ReassignmentResource, proposal_id: str | None) -> bool:
 
 
 def is_started(status: Mapping[str, Any]) -> bool:
-    return bool((status.get("progress") or {}).get("startedAt"))
+    return ReassignmentStatus.parse(status).started
 
 
 QueueRank = tuple[int, str, str, str]
@@ -86,15 +88,9 @@ QueueRank = tuple[int, str, str, str]
 
 def queue_rank(resource: ReassignmentResource) -> QueueRank | None:
     """Position key in its cluster's queue; ``None`` when it does not (or no longer) wait to run."""
-    phase = str(resource.status.get("phase") or "")
-    if phase in ("Completed", "Failed", "Stopped") or resource.deleting:
+    status = ReassignmentStatus.parse(resource.status)
+    if status.phase in TERMINAL or resource.deleting:
         return None
-    started = is_started(resource.status)
-    if not started and (stop_requested(resource) or not approved(resource, _proposal_id(resource))):
+    if not status.started and (stop_requested(resource) or not approved(resource, status.proposal_id)):
         return None
-    return (0 if started else 1, resource.created, resource.uid, resource.display)
-
-
-def _proposal_id(resource: ReassignmentResource) -> str | None:
-    value = (resource.status.get("proposal") or {}).get("id")
-    return None if value is None else str(value)
+    return (0 if status.started else 1, resource.created, resource.uid, resource.display)

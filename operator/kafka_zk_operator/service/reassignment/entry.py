@@ -10,14 +10,8 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_resource import (
-    QueueRank,
-    is_started,
-    parse_resource,
-    refresh_requested,
-)
+from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, refresh_requested
 from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why
-from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
 from kafka_zk_operator.service.reassignment.state import (
@@ -31,13 +25,13 @@ from kafka_zk_operator.service.reassignment.state import (
 
 
 def reconcile_run(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of: ClusterOf) -> None:
-    run.warnings = list((run.status.get("proposal") or {}).get("warnings") or [])
-    phase = run.status.get("phase") or Phase.PENDING.value
-    started = is_started(run.status)
-    if phase in {p.value for p in TERMINAL}:
+    run.warnings = run.status.proposal_warnings
+    phase = run.status.current_phase
+    started = run.status.started
+    if phase in TERMINAL:
         finish.remove_leftover_throttle(run)
-        regenerate = run.status.get("observedGeneration") != run.resource.generation
-        if phase == Phase.FAILED.value and not started and (regenerate or refresh_requested(run.resource)):
+        regenerate = run.status.observed_generation != run.resource.generation
+        if phase is Phase.FAILED and not started and (regenerate or refresh_requested(run.resource)):
             propose.before_start(run, queue, cluster, cluster_of)
         return
     if started:
@@ -45,7 +39,7 @@ def reconcile_run(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of
             running.run_batches(run)
         except errors.InvalidSpec as error:  # the stored plan is damaged: end it, throttles removed
             finish.finish_run(
-                run, Phase.FAILED, Why.INVALID_SPEC, error.message, int(run.progress.get("partitionsDone", 0))
+                run, Phase.FAILED, Why.INVALID_SPEC, error.message, run.progress.moved_partitions
             )
     else:
         propose.before_start(run, queue, cluster, cluster_of)
@@ -75,16 +69,14 @@ def reconcile(
         reconcile_run(run, queue, cluster, cluster_of)
     except errors.KzoError as error:
         # What was observed and done so far stays in the patch; only the verdict changes.
-        if isinstance(error, errors.InvalidSpec | errors.NotSupported) and not is_started(run.status):
+        if isinstance(error, errors.InvalidSpec | errors.NotSupported) and not run.status.started:
             propose.refuse(run, error)
         else:
-            phase = (
-                Phase.RUNNING if is_started(run.status) else Phase(resource.status.get("phase") or "Pending")
-            )
-            if Phase(resource.status.get("phase") or "Pending") in TERMINAL:
-                phase = Phase(resource.status["phase"])
+            phase = Phase.RUNNING if run.status.started else run.stored.current_phase
+            if run.stored.current_phase in TERMINAL:
+                phase = run.stored.current_phase
             run.decide(phase, error.reason.value, error.message)
-            if resource.status.get("message") != error.message:
+            if run.stored.message != error.message:
                 run.event("Warning", error.reason.value, error.message)
     run.flush()
     return run.result
@@ -101,14 +93,12 @@ def delete(
     run = Run(resource, api, now, settings)
     store = store_for()
     run.store = store
-    phase = resource.status.get("phase")
-    if is_started(resource.status) and phase not in {p.value for p in TERMINAL}:
-        moves = proposals.load_plan(api, resource)
-        batches = make_batches(
-            moves, proposals.stored_limits(resource.status, parse_request_limits(resource))
-        )
-        current = int(run.progress.get("currentBatch", 1))
-        if int(run.progress.get("batchesDone", 0)) < current <= len(batches):
+    stored = run.stored
+    if stored.started and stored.current_phase not in TERMINAL:
+        moves = proposals.load_plan(api, resource, stored)
+        batches = make_batches(moves, stored.proposal_limits(parse_request_limits(resource)))
+        current = run.progress.batch
+        if run.progress.finished_batches < current <= len(batches):
             observation = execution.observe_batch(
                 store, batches[current - 1], {(m.topic, m.partition): m.target for m in moves},
                 now=now, started_at=None, stuck_after_seconds=settings.stuck_after_seconds,
@@ -125,7 +115,7 @@ def delete(
                 run.decide(Phase.RUNNING, Why.STOPPING, message)
                 run.flush()
                 return Result(events=run.result.events, done=False, message=message)
-    record = record_from_fields(resource.status.get("throttle"))
+    record = stored.throttle_record
     if record is not None:
         throttles.release(
             run, record, f"Removed the replication throttle of batch {record.batch} (resource deleted)"

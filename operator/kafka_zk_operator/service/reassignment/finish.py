@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
-from kafka_zk_operator.domain.reassignment_throttles import CLEARED_FIELDS, record_from_fields
+from kafka_zk_operator.domain.reassignment_throttles import CLEARED_FIELDS
 from kafka_zk_operator.service.reassignment import throttles
 from kafka_zk_operator.service.reassignment.state import Run
 
 
 def remove_leftover_throttle(run: Run) -> None:
-    record = record_from_fields(run.status.get("throttle"))
+    record = run.status.throttle_record
     if record is not None:
         throttles.release(run, record, f"Removed the replication throttle of batch {record.batch}")
 
 
 def finish_run(run: Run, phase: Phase, why: Why, message: str, partitions_done: int) -> None:
-    record = record_from_fields(run.status.get("throttle"))
+    record = run.status.throttle_record
     if record is not None:
         throttles.release(run, record, f"Removed the replication throttle of batch {record.batch}")
-    elif (run.status.get("throttle") or {}).get("applied"):  # applied, but names no batch or rate: clear it
-        run.set("throttle", {**CLEARED_FIELDS, "rate": (run.status.get("throttle") or {}).get("rate")})
-    run.set_progress(completedAt=timestamp(run.now), partitionsDone=partitions_done)
+    elif run.status.throttle_applied:  # applied, but names no batch or rate: clear it
+        run.update(throttle={**CLEARED_FIELDS, "rate": (run.status.throttle or {}).get("rate")})
+    run.set_progress(completed_at=timestamp(run.now), partitions_done=partitions_done)
     run.decide(phase, why, message)
     kind = "Warning" if phase is Phase.FAILED else "Normal"
     run.event(kind, phase.value, message)

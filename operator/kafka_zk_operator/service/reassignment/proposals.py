@@ -36,6 +36,7 @@ from kafka_zk_operator.domain.reassignment_request import (
 )
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
+from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
 
 
 class PlanStorage(Protocol):
@@ -110,38 +111,33 @@ def make_proposal(
     return Proposal(id=ident, plan=plan, limits=request.batch, fields=fields)
 
 
-def store_plan(storage: PlanStorage, resource: ReassignmentResource, proposal: Proposal) -> dict[str, Any]:
-    """The ``plan``, ``planTruncated`` and ``planConfigMaps`` status fields (ConfigMaps written)."""
-    entries = plan_entries(proposal.plan.moves)
-    old = list(resource.status.get("planConfigMaps") or [])
+def store_plan(
+    storage: PlanStorage, resource: ReassignmentResource, status: ReassignmentStatus, proposal: Proposal
+) -> dict[str, Any]:
+    """The :class:`ReassignmentStatus` values of ``plan``, ``plan_truncated`` and
+    ``plan_config_maps`` for ``proposal`` (its ConfigMaps written, those of ``status`` deleted)."""
+    entries = tuple(plan_entries(proposal.plan.moves))
+    old = list(status.plan_config_maps or ())
     if len(entries) <= STATUS_PLAN_LIMIT:
         if old:
             storage.delete_configmaps(resource.namespace, old)
-        return {"plan": entries, "planTruncated": False, "planConfigMaps": None}
+        return {"plan": entries, "plan_truncated": False, "plan_config_maps": None}
     names = storage.write_plan(resource, proposal.id, entries)
     stale = [name for name in old if name not in names]
     if stale:
         storage.delete_configmaps(resource.namespace, stale)
-    return {"plan": entries[:STATUS_PLAN_LIMIT], "planTruncated": True, "planConfigMaps": names}
+    return {"plan": entries[:STATUS_PLAN_LIMIT], "plan_truncated": True, "plan_config_maps": tuple(names)}
 
 
-def load_plan(storage: PlanStorage, resource: ReassignmentResource) -> tuple[PartitionMove, ...]:
-    """The stored plan. :raises InvalidSpec: it is missing or damaged (a refresh recomputes it)."""
-    status = resource.status
-    proposal_id = str((status.get("proposal") or {}).get("id") or "")
-    if status.get("planTruncated"):
-        names = list(status.get("planConfigMaps") or [])
+def load_plan(
+    storage: PlanStorage, resource: ReassignmentResource, status: ReassignmentStatus
+) -> tuple[PartitionMove, ...]:
+    """The plan ``status`` keeps. :raises InvalidSpec: it is missing or damaged (a refresh recomputes it)."""
+    proposal_id = status.proposal_id or ""
+    if status.plan_truncated:
+        names = list(status.plan_config_maps or ())
         return plan_from_entries(storage.read_plan(resource.namespace, names, proposal_id))
-    return plan_from_entries(list(status.get("plan") or []))
-
-
-def stored_limits(status: Mapping[str, Any], fallback: BatchLimits) -> BatchLimits:
-    """The batch limits the proposal was made with (the spec may have changed since)."""
-    batch = (status.get("proposal") or {}).get("batch") or {}
-    try:
-        return BatchLimits(int(batch["maxPartitions"]), int(batch["maxMovesPerBroker"]))
-    except (KeyError, TypeError, ValueError):
-        return fallback
+    return plan_from_entries([dict(entry) for entry in status.plan or ()])
 
 
 def stale_sources(moves: Sequence[PartitionMove], cluster: ClusterView) -> list[str]:

@@ -31,13 +31,13 @@ from kafka_zk_operator.service.reassignment.state import ClusterOf, Run
 
 
 def refuse(run: Run, error: errors.KzoError) -> None:
-    previous = run.status.get("message")
+    previous = run.status.message
     if refresh_requested(run.resource):  # answered: planned again, and refused again
         run.api.patch_annotations(run.resource.ref, {REFRESH_ANNOTATION: None})
         kept = {k: v for k, v in run.resource.annotations.items() if k != REFRESH_ANNOTATION}
         run.resource = dataclasses.replace(run.resource, annotations=kept)
     run.decide(Phase.FAILED, error.reason.value, error.message)
-    if previous != error.message or run.status.get("observedGeneration") != run.resource.generation:
+    if previous != error.message or run.status.observed_generation != run.resource.generation:
         run.event("Warning", "Refused", error.message)
 
 
@@ -51,14 +51,14 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
     except offload.StillPlanning as planning:
         run.decide(Phase.PENDING, Why.PLANNING, planning.message)
         return
-    proposal_id = str(run.status["proposal"]["id"])
+    proposal_id = str(run.status.proposal_id)
     if stop_requested(run.resource):
         run.decide(Phase.STOPPED, Why.STOPPED, "Stopped before it started: nothing was moved.")
         run.event("Normal", "Stopped", "Stopped on request before any partition moved")
         return
     if not approved(run.resource, proposal_id):
         given = run.resource.annotation(APPROVE_ANNOTATION)
-        replica_moves = counted(int(run.status["proposal"].get("moves", 0)), "replica move")
+        replica_moves = counted(run.status.proposal_moves, "replica move")
         mismatch = f" ({APPROVE_ANNOTATION}={given} names another proposal)" if given else ""
         run.decide(
             Phase.PROPOSAL_READY,
@@ -69,8 +69,8 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
         return
     if not moves:
         run.set_progress(
-            startedAt=timestamp(run.now), completedAt=timestamp(run.now), partitionsDone=0, partitionsTotal=0,
-            currentBatch=0, batchesDone=0, batchesTotal=0,
+            started_at=timestamp(run.now), completed_at=timestamp(run.now), partitions_done=0,
+            partitions_total=0, current_batch=0, batches_done=0, batches_total=0,
         )  # fmt: skip
         run.decide(
             Phase.COMPLETED,
@@ -89,7 +89,7 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
             f"Queued behind {', '.join(ahead[:5])}: one reassignment runs at a time per Kafka cluster "
             f"({cluster}).",
         )
-        if run.status.get("phase") != Phase.QUEUED.value:
+        if run.status.phase is not Phase.QUEUED:
             run.event("Normal", "Queued", f"Waiting for {ahead[0]} to finish")
         return
     observation = execution.observe_batch(
@@ -121,36 +121,36 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
                     f"moved); annotate with {REFRESH_ANNOTATION}=true to recompute it, then approve again.",
                 )
                 return
-    limits = proposals.stored_limits(run.status, request.batch)
+    limits = run.status.proposal_limits(request.batch)
     batches = make_batches(moves, limits)
     run.set_progress(
-        startedAt=timestamp(run.now), completedAt=None, currentBatch=1, batchesDone=0,
-        batchesTotal=len(batches), partitionsDone=0, partitionsTotal=len(moves), leadersElected=0,
-        batchStartedAt=None, startedSpec=spec_digest(run.resource.spec),
+        started_at=timestamp(run.now), completed_at=None, current_batch=1, batches_done=0,
+        batches_total=len(batches), partitions_done=0, partitions_total=len(moves), leaders_elected=0,
+        batch_started_at=None, started_spec=spec_digest(run.resource.spec),
     )  # fmt: skip
     run.event(
         "Normal",
         "Started",
-        f"Started proposal {run.status['proposal']['id']}: {len(moves)} partitions in {len(batches)} batches",
+        f"Started proposal {run.status.proposal_id}: {len(moves)} partitions in {len(batches)} batches",
     )
     # Saved before the first ZooKeeper write: an operator killed right after submitting batch 1
     # must find itself started with this proposal, and recognise the znode as its own.
-    run.api.patch_status(run.resource.ref, dict(run.patch))
+    run.save()
     running.run_batches(run, (moves, limits))  # not parsed and read back from what was just stored
 
 
 def current_proposal(run: Run, request: ReassignmentRequest, *, force: bool) -> tuple[PartitionMove, ...]:
     """The plan to run: the stored one, or a new proposal when asked for or when the spec changed."""
-    proposal = run.status.get("proposal") or {}
+    old_id = run.status.proposal_id
     needed = (
         force
-        or not proposal.get("id")
-        or run.status.get("observedGeneration") != run.resource.generation
+        or not old_id
+        or run.status.observed_generation != run.resource.generation
         or refresh_requested(run.resource)
-        or run.status.get("phase") == Phase.FAILED.value
+        or run.status.phase is Phase.FAILED
     )
     if not needed:
-        return proposals.load_plan(run.api, run.view_resource())
+        return proposals.load_plan(run.api, run.resource, run.status)
     view = proposals.read_cluster(run.zk())
     proposals.refuse_if_empty_cluster(view)
     job_key = (run.resource.uid, str(run.resource.generation))
@@ -159,14 +159,11 @@ def current_proposal(run: Run, request: ReassignmentRequest, *, force: bool) -> 
         request, view, run.now,
         planner=lambda r, c: offload.plan(run.api.spark_jobs(), r, c, job_key, finished),
     )  # fmt: skip
-    run.set("proposal", made.fields)
-    for key, value in proposals.store_plan(run.api, run.view_resource(), made).items():
-        run.set(key, value)
+    run.update(proposal=made.fields, **proposals.store_plan(run.api, run.resource, run.status, made))
     run.warnings = list(made.plan.warnings)
     annotations: dict[str, str | None] = {}
     if refresh_requested(run.resource):
         annotations[REFRESH_ANNOTATION] = None
-    old_id = proposal.get("id")
     approval = run.resource.annotation(APPROVE_ANNOTATION)
     if old_id and old_id != made.id and approval is not None and approval != made.id:
         annotations[APPROVE_ANNOTATION] = None  # a different plan needs a new approval

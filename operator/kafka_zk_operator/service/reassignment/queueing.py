@@ -45,5 +45,5 @@ def wait_external(run: Run, phase: Phase, owner: ZnodeOwner) -> None:
             "waiting for Kafka to finish it."
         )
     run.decide(phase, Why.WAITING_FOR_EXTERNAL, text)
-    if run.status.get("conditions") and run.status.get("message") != text:
+    if run.status.conditions and run.status.message != text:
         run.event("Normal", "WaitingForExternalReassignment", text)

@@ -15,6 +15,7 @@ from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeO
 from kafka_zk_operator.domain.reassignment_request import BatchLimits, parse_request
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource, stop_requested
 from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
+from kafka_zk_operator.domain.reassignment_status_record import Progress
 from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.domain.wording import counted
@@ -26,14 +27,14 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
     """Take the next step of the batches. ``plan``: the moves and batch limits the caller already
     holds (the start, right after storing them); else they are read from the status."""
     if plan is None:
-        limits = proposals.stored_limits(run.status, parse_request_limits(run.resource))
-        moves: Sequence[PartitionMove] = proposals.load_plan(run.api, run.view_resource())
+        limits = run.status.proposal_limits(parse_request_limits(run.resource))
+        moves: Sequence[PartitionMove] = proposals.load_plan(run.api, run.resource, run.status)
     else:
         moves, limits = plan
     batches = make_batches(moves, limits)
     targets = {(m.topic, m.partition): m.target for m in moves}
     total = len(batches)
-    started_spec = run.progress.get("startedSpec")
+    started_spec = run.progress.started_spec
     if started_spec is not None and started_spec != spec_digest(run.resource.spec):
         run.warnings.append(
             "The spec changed after the reassignment started; only spec.throttle changes apply to a "
@@ -43,11 +44,11 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
     spec_preferred = bool(run.resource.spec.get("preferredLeaderElection", True))
     for _ in range(2 * total + 4):
         progress = run.progress
-        current, done = int(progress.get("currentBatch", 1)), int(progress.get("batchesDone", 0))
+        current, done = progress.batch, progress.finished_batches
         done_before = sum(len(b) for b in batches[: min(done, total)])
         if done >= current:
             batch = batches[current - 1]
-            if spec_preferred and int(progress.get("leadersElected", 0)) < current:
+            if spec_preferred and (progress.leaders_elected or 0) < current:
                 elect(run, batch, current)
             if current >= total:
                 finish.finish_run(
@@ -68,25 +69,25 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
                     done_before,
                 )  # fmt: skip
                 return
-            run.set_progress(currentBatch=current + 1, batchStartedAt=None)
+            run.set_progress(current_batch=current + 1, batch_started_at=None)
             continue
         batch = batches[current - 1]
         observation = execution.observe_batch(
             run.zk(), batch, targets, now=run.now,
-            started_at=parse_timestamp(progress.get("batchStartedAt")),
+            started_at=parse_timestamp(progress.batch_started_at),
             stuck_after_seconds=run.settings.stuck_after_seconds,
         )  # fmt: skip
         state = observation.progress
         if state.complete:
             moved = sum(m.moves for m in batch)
             run.result.replicas_moved += moved
-            run.set_progress(batchesDone=current, partitionsDone=done_before + len(batch))
+            run.set_progress(batches_done=current, partitions_done=done_before + len(batch))
             run.event("Normal", "BatchCompleted", f"Batch {current} of {total} done: {_names(batch)}")
             continue
-        run.set_progress(partitionsDone=done_before + len(state.done))
+        run.set_progress(partitions_done=done_before + len(state.done))
         if observation.owner is ZnodeOwner.OURS or (state.in_flight and submitted(progress, current)):
-            if not progress.get("batchStartedAt"):  # submitted just before a crash
-                run.set_progress(batchStartedAt=timestamp(run.now))
+            if not progress.batch_started_at:  # submitted just before a crash
+                run.set_progress(batch_started_at=timestamp(run.now))
             throttles.adjust_throttle(run, current, batch)
             report_in_flight(run, current, total, state, stop)
             return
@@ -128,7 +129,7 @@ def report_in_flight(run: Run, current: int, total: int, state: BatchProgress, s
     if stop:
         why = Why.STOPPING
         text += " Stopping after this batch (ZooKeeper mode cannot cancel a running batch)."
-    was_stuck = bool(run.status.get("stuck"))
+    was_stuck = run.status.was_stuck
     run.decide(Phase.RUNNING, why, text, stuck=state.stuck)
     if state.stuck and not was_stuck:
         first = state.stuck[0]
@@ -143,7 +144,7 @@ def submit(
     waiting = [m for m in batch if (m.topic, m.partition) in set(pending)]
     problems = submission_problems(waiting, view)
     if problems:
-        done = int(run.progress.get("partitionsDone", 0))
+        done = run.progress.moved_partitions
         finish.finish_run(
             run, Phase.FAILED, Why.FAILED, f"Batch {current} cannot run: {'; '.join(problems[:10])}.", done
         )
@@ -160,9 +161,9 @@ def submit(
     if rate:
         throttles.ensure_throttle(run, current, int(rate), batch)
     # Write-ahead: a batch found moving later is ours only if this reached the status first.
-    if run.progress.get("batchSubmitted") != current:
-        run.set_progress(batchSubmitted=current)
-        run.api.patch_status(run.resource.ref, {"progress": run.status["progress"]})
+    if run.progress.batch_submitted != current:
+        run.set_progress(batch_submitted=current)
+        run.save("progress")
     try:
         execution.submit_batch(store, waiting)
     except errors.ReassignmentInProgress:
@@ -170,9 +171,9 @@ def submit(
             Phase.RUNNING, Why.WAITING_FOR_EXTERNAL, "A reassignment znode appeared meanwhile; waiting."
         )
         return
-    resubmitted = bool(run.progress.get("batchStartedAt"))
+    resubmitted = bool(run.progress.batch_started_at)
     if not resubmitted:
-        run.set_progress(batchStartedAt=timestamp(run.now))
+        run.set_progress(batch_started_at=timestamp(run.now))
     verb = "Resubmitted" if resubmitted else "Started"
     run.event("Normal", f"Batch{verb}", f"Batch {current} of {total} {verb.lower()}: {_names(waiting)}")
     run.decide(
@@ -184,7 +185,7 @@ def submit(
 
 def elect(run: Run, batch: Sequence[PartitionMove], current: int) -> None:
     asked, written = execution.elect_preferred_leaders(run.zk(), batch)
-    run.set_progress(leadersElected=current)
+    run.set_progress(leaders_elected=current)
     if asked and written:
         run.event("Normal", "LeaderElection", f"Preferred-leader election requested for {asked} partitions")
     elif asked:
@@ -196,10 +197,10 @@ def elect(run: Run, batch: Sequence[PartitionMove], current: int) -> None:
         )
 
 
-def submitted(progress: Mapping[str, Any], batch: int) -> bool:
+def submitted(progress: Progress, batch: int) -> bool:
     """This resource submitted ``batch``: recorded before the znode was written (``batchSubmitted``)
     or after (``batchStartedAt``, also what resources started by older versions have)."""
-    return progress.get("batchSubmitted") == batch or bool(progress.get("batchStartedAt"))
+    return progress.batch_submitted == batch or bool(progress.batch_started_at)
 
 
 def spec_digest(spec: Mapping[str, Any]) -> str:

@@ -3,7 +3,6 @@ the phases share, and :class:`Run`."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -13,16 +12,8 @@ from typing import Any, Protocol
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
-from kafka_zk_operator.domain.reassignment_status import (
-    Phase,
-    Verdict,
-    Why,
-    estimated_completion,
-    progress_text,
-    timestamp,
-    verdict_fields,
-)
-from kafka_zk_operator.domain.timestamps import parse_timestamp
+from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, progress_text, verdict_fields
+from kafka_zk_operator.domain.reassignment_status_record import OWNED_KEYS, Progress, ReassignmentStatus
 from kafka_zk_operator.service.events import Event
 from kafka_zk_operator.service.reassignment import proposals
 
@@ -65,7 +56,9 @@ class Run:
     """One reconcile of one resource: the fresh body, the status being built, the verdict, the events.
 
     The phases (``propose``, ``queue``, ``batches``, ``throttles``, ``finish``) are functions of a
-    ``Run``; this class only holds the state and writes it (:meth:`flush` patches what changed).
+    ``Run``; this class only holds the state and writes it. The status is a typed
+    :class:`ReassignmentStatus`, changed with :meth:`update`; :meth:`save` patches changed fields
+    at once (write-ahead records), :meth:`flush` the rest at the end of the pass.
     """
 
     def __init__(
@@ -75,42 +68,30 @@ class Run:
         self.api = api
         self.now = now
         self.settings = settings
-        self.status: dict[str, Any] = copy.deepcopy(dict(resource.status))
-        self.patch: dict[str, Any] = {}
+        #: the status as read, and as this run builds it
+        self.stored = ReassignmentStatus.parse(resource.status)
+        self.status = self.stored
         self.result = Result()
         self.store: ZkStore | None = None
         self.verdict: Verdict | None = None
         self.warnings: list[str] = []
-        #: status fields already patched by an earlier flush of this run, with their values
+        #: status attributes this run changed, in order
+        self.touched: dict[str, None] = {}
+        #: status fields already patched by this run, with their values
         self.saved: dict[str, Any] = {}
 
-    def set(self, key: str, value: Any) -> None:
-        self.patch[key] = value
-        self.status[key] = value
+    def update(self, **values: Any) -> None:
+        """Change status attributes (:class:`ReassignmentStatus` names)."""
+        self.status = dataclasses.replace(self.status, **values)
+        self.touched.update(dict.fromkeys(values))
 
     @property
-    def progress(self) -> dict[str, Any]:
-        return dict(self.status.get("progress") or {})
+    def progress(self) -> Progress:
+        return self.status.progress
 
     def set_progress(self, **values: Any) -> None:
-        previous = self.progress
-        merged = {**previous, **values}
-        if merged.get("completedAt"):
-            if merged.get("estimatedCompletionAt") is not None:
-                merged["estimatedCompletionAt"] = None  # merge patch: removed
-        elif "partitionsDone" in values and values["partitionsDone"] != previous.get("partitionsDone"):
-            # Re-estimated only when partitions complete, so a poll that sees no change writes nothing.
-            eta = estimated_completion(
-                parse_timestamp(merged.get("startedAt")),
-                self.now,
-                int(merged.get("partitionsDone") or 0),
-                int(merged.get("partitionsTotal") or 0),
-            )
-            if eta is not None:
-                merged["estimatedCompletionAt"] = timestamp(eta)
-            elif merged.get("estimatedCompletionAt") is not None:
-                merged["estimatedCompletionAt"] = None
-        self.set("progress", merged)
+        """Change ``status.progress`` (:class:`Progress` names; ``None`` removes)."""
+        self.update(progress=self.status.progress.advanced(self.now, **values))
 
     def event(self, type_: str, reason: str, message: str) -> None:
         self.result.events.append(Event(type_, reason, message[:1000]))
@@ -118,25 +99,33 @@ class Run:
     def decide(self, phase: Phase, why: Why | str, message: str, **kwargs: Any) -> None:
         self.verdict = Verdict(phase, why, message, warnings=tuple(self.warnings), **kwargs)
 
+    def save(self, *names: str) -> None:
+        """Patch now what changed among attributes ``names`` (all this run touched when none)."""
+        changed = self.status.patch_fields(names or tuple(self.touched), {**self.resource.status, **self.saved})
+        if changed:
+            self.api.patch_status(self.resource.ref, changed)
+            self.saved.update(changed)
+
     def flush(self) -> None:
         if self.verdict is not None:
             fields = verdict_fields(
-                self.verdict, generation=self.resource.generation, now=self.now, previous=self.status
+                self.verdict,
+                generation=self.resource.generation,
+                now=self.now,
+                previous={"conditions": [dict(c) for c in self.status.conditions]},
             )
-            for key, value in fields.items():
-                self.set(key, value)
-        progress = self.status.get("progress") or {}
-        if "partitionsTotal" in progress:
-            self.set(
-                "progressText",
-                progress_text(int(progress.get("partitionsDone", 0)), int(progress["partitionsTotal"])),
+            self.update(
+                phase=Phase(fields["phase"]),
+                observed_generation=fields["observedGeneration"],
+                message=fields["message"],
+                conditions=tuple(fields["conditions"]),
+                stuck=tuple(fields["stuck"] or ()),
             )
-        stored = {**self.resource.status, **self.saved}
-        changed = {key: value for key, value in self.patch.items() if stored.get(key) != value}
-        if changed:  # a poll that changes nothing writes nothing
-            self.api.patch_status(self.resource.ref, changed)
-            self.saved.update(changed)
-        self.result.status = self.status
+        progress = self.status.progress
+        if progress.partitions_total is not None:
+            self.update(progress_text=progress_text(progress.moved_partitions, progress.partitions_total))
+        self.save()  # a poll that changes nothing writes nothing
+        self.result.status = self._status_fields()
 
     def zk(self) -> ZkStore:
         assert self.store is not None
@@ -144,4 +133,9 @@ class Run:
 
     def view_resource(self) -> ReassignmentResource:
         """The resource with the status as built so far (plan fields included)."""
-        return dataclasses.replace(self.resource, status=self.status)
+        return dataclasses.replace(self.resource, status=self._status_fields())
+
+    def _status_fields(self) -> dict[str, Any]:
+        """The whole status as built so far (kopf's own fields as read)."""
+        kept = {k: v for k, v in self.resource.status.items() if k not in OWNED_KEYS}
+        return {**kept, **self.status.fields()}

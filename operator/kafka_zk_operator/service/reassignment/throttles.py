@@ -12,7 +12,6 @@ from kafka_zk_operator.domain.reassignment_throttles import (
     CLEARED_FIELDS,
     ThrottleRecord,
     record_fields,
-    record_from_fields,
 )
 from kafka_zk_operator.service.reassignment import execution
 from kafka_zk_operator.service.reassignment.state import Run
@@ -27,7 +26,7 @@ def release(run: Run, record: ThrottleRecord, event: str | None = None) -> None:
     """
     settle(run, record)
     execution.remove_throttle(run.zk(), record)
-    run.set("throttle", {**CLEARED_FIELDS, "rate": record.rate})
+    run.update(throttle={**CLEARED_FIELDS, "rate": record.rate})
     if event is not None:
         run.event("Normal", "ThrottleRemoved", event)
 
@@ -44,20 +43,19 @@ def ensure_throttle(run: Run, current: int, rate: int, batch: Sequence[Partition
             "spec.throttle needs Kafka 0.10.1 or later (replication throttles, KIP-73); this cluster "
             f"runs {line.describe()}. Remove spec.throttle to move without one."
         )
-    record = record_from_fields(run.status.get("throttle"))
+    record = run.status.throttle_record
     if record is not None and record.batch == current:
         execution.apply_throttle(store, record)  # idempotent: a crash may have cut it short
-        run.set("throttle", record_fields(record))
+        run.update(throttle=record_fields(record))
         return
     if record is not None:
         release(run, record)
-        run.api.patch_status(run.resource.ref, {"throttle": run.status["throttle"]})
+        run.save("throttle")
     fresh = execution.plan_batch_throttle(store, current, rate, batch)
-    ahead = {**record_fields(fresh), "applied": False}
-    run.api.patch_status(run.resource.ref, {"throttle": ahead})  # write-ahead
-    run.status["throttle"] = ahead
+    run.update(throttle={**record_fields(fresh), "applied": False})
+    run.save("throttle")  # write-ahead
     execution.apply_throttle(store, fresh)
-    run.set("throttle", record_fields(fresh))
+    run.update(throttle=record_fields(fresh))
     run.event(
         "Normal",
         "ThrottleApplied",
@@ -69,11 +67,11 @@ def adjust_throttle(run: Run, current: int, batch: Sequence[PartitionMove]) -> N
     """Follow a ``spec.throttle`` changed while the batch runs: new rate, throttle added or removed."""
     raw = run.resource.spec.get("throttle")
     wanted = int(raw) if raw else None
-    record = record_from_fields(run.status.get("throttle"))
+    record = run.status.throttle_record
     if record is not None and record.batch != current:
         record = None  # a leftover of an earlier batch: replaced below or at the next submission
     if record is None:
-        if wanted is not None and run.progress.get("batchStartedAt"):
+        if wanted is not None and run.progress.batch_started_at:
             ensure_throttle(run, current, wanted, batch)
         return
     settle(run, record)
@@ -81,13 +79,14 @@ def adjust_throttle(run: Run, current: int, batch: Sequence[PartitionMove]) -> N
         return
     if wanted is None:
         execution.remove_throttle(run.zk(), record)
-        run.set("throttle", {**CLEARED_FIELDS, "rate": None})
+        run.update(throttle={**CLEARED_FIELDS, "rate": None})
         run.event("Normal", "ThrottleRemoved", f"spec.throttle was removed: batch {current} runs unthrottled")
         return
     changed = dataclasses.replace(record, rate=wanted)
-    run.api.patch_status(run.resource.ref, {"throttle": {**record_fields(changed), "applied": False}})
+    run.update(throttle={**record_fields(changed), "applied": False})
+    run.save("throttle")  # write-ahead
     execution.apply_throttle(run.zk(), changed)
-    run.set("throttle", record_fields(changed))
+    run.update(throttle=record_fields(changed))
     run.event(
         "Normal",
         "ThrottleChanged",
@@ -103,6 +102,6 @@ def settle(run: Run, record: ThrottleRecord) -> None:
     idempotent, and afterwards removing it restores every broker (``restore_broker_config``
     only resets values equal to the record's rate).
     """
-    if (run.status.get("throttle") or {}).get("applied") is False:
+    if run.status.throttle_pending:
         execution.apply_throttle(run.zk(), record)
-        run.set("throttle", record_fields(record))
+        run.update(throttle=record_fields(record))
