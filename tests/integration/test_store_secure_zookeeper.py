@@ -232,10 +232,10 @@ def test_sasl_topic_created_by_the_operator_is_led_by_kafka_and_carries_kafkas_a
         store = runtime.store()
         store.create_topic(unique_topic, {0: (1,), 1: (1,)}, {"retention.ms": "3600000"})
 
-        snapshot = store.read_topic(unique_topic)
-        assert snapshot is not None and snapshot.config is not None
-        assert dict(snapshot.assignment.value.partitions) == {0: (1,), 1: (1,)}
-        assert snapshot.config.value == {"retention.ms": "3600000"}
+        observed = store.read_topic(unique_topic)
+        assert observed.assignment is not None and observed.config_version is not None
+        assert dict(observed.assignment.partitions) == {0: (1,), 1: (1,)}
+        assert observed.config == {"retention.ms": "3600000"}
 
         # The controller creates the partition state znodes under our topic znode and rewrites it
         # with a topic_id: both need write access for its sasl:kafka identity on what we created.
@@ -449,10 +449,10 @@ def test_tls_with_a_client_certificate_creates_and_reads_a_topic(
     try:
         store = runtime.store()
         store.create_topic(unique_topic, {0: (1, 2), 1: (2, 1)}, {"cleanup.policy": "compact"})
-        snapshot = store.read_topic(unique_topic)
-        assert snapshot is not None and snapshot.config is not None
-        assert dict(snapshot.assignment.value.partitions) == {0: (1, 2), 1: (2, 1)}
-        assert snapshot.config.value == {"cleanup.policy": "compact"}
+        observed = store.read_topic(unique_topic)
+        assert observed.assignment is not None and observed.config_version is not None
+        assert dict(observed.assignment.partitions) == {0: (1, 2), 1: (2, 1)}
+        assert observed.config == {"cleanup.policy": "compact"}
         # The session's identity is the certificate's subject: what brokers with ZooKeeper mTLS
         # and zookeeper.set.acl=true use (they must all present the same DN).
         assert _acl(store.client, f"/brokers/topics/{unique_topic}") == {

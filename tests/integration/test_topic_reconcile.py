@@ -6,13 +6,16 @@ so these tests follow a resource through several passes without the operator pro
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
+from kafka_zk_operator.adapters.zk import znodes_brokers
+from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic_plan import ObservedTopic
 from kafka_zk_operator.service.topics import TopicPolicies, TopicResult, reconcile_topic
 from tests.integration.helpers import wait_for
 
@@ -77,7 +80,7 @@ class _ReadFailsAfterCreate(ZkStore):
         super().create_topic(*args, **kwargs)
         self.created = True
 
-    def read_topic(self, topic: str, *, with_states: bool = True) -> TopicSnapshot | None:
+    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
         if self.created:
             self.created = False
             raise errors.ClusterUnavailable("lost the ZooKeeper connection (injected)")
@@ -95,3 +98,40 @@ def test_a_topic_created_before_a_later_step_failed_is_owned_by_the_resource(
     assert isinstance(result.outcome, errors.ClusterUnavailable) and result.retry_after
     assert store.read_assignment(unique_topic) is not None
     assert result.status.get("appliedConfig") == []
+
+
+class _CountingStore(ZkStore):
+    """The real store, counting reads of the topic and of the list of live brokers."""
+
+    def __init__(self, client: KazooClient) -> None:
+        super().__init__(client)
+        self.reads: Counter[str] = Counter()
+
+    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
+        self.reads["topic"] += 1
+        return super().read_topic(topic, with_states=with_states)
+
+    def _children(self, path: str) -> list[str]:
+        self.reads[path] += 1
+        return super()._children(path)
+
+
+def test_a_pass_reads_the_topic_and_the_live_brokers_once(zk: KazooClient, unique_topic: str) -> None:
+    """Planning and the status share one observation, on the replication-factor path too."""
+    store, policies = _CountingStore(zk), TopicPolicies(create_wait_seconds=10)
+    status = _merged(
+        {}, reconcile_topic(_resource(unique_topic), store, previous_status={}, policies=policies)
+    )
+    for spec, outcome in (({}, errors.Reason.IN_SYNC), ({"replicationFactor": 2}, None)):
+        store.cluster_line()  # its cache of the registrations is warm, as in a running operator
+        store.reads.clear()
+        result = reconcile_topic(
+            _resource(unique_topic, **spec), store, previous_status=status, policies=policies
+        )
+        if outcome is None:
+            assert isinstance(result.outcome, errors.ReplicationFactorChanging), result.outcome
+            assert result.rf_change == (1, 2)
+        else:
+            assert result.outcome is outcome
+        assert result.writes == 0 and result.status["partitions"] == 1
+        assert store.reads["topic"] == 1 and store.reads[znodes_brokers.BROKER_IDS_PATH] == 1, store.reads

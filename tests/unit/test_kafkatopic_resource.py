@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic_plan import DesiredTopic
 
 
 def _body(name: str, uid: str, created: str, *, reconciled: bool = False) -> dict[str, Any]:
@@ -44,3 +46,27 @@ def test_paused_and_unmanaged_annotations_are_read() -> None:
     assert parse_resource(body).mode.value == "Unmanaged"
     body["metadata"]["annotations"] = {"kafka.zk-operator.io/paused": "true"}
     assert parse_resource(body).mode.value == "Paused"
+
+
+def test_the_spec_is_parsed_once_into_the_desired_topic() -> None:
+    body = _body("x", "1", "2026-01-01T00:00:00Z")
+    body["spec"].update({"config": {"retention.ms": 1000}, "assignment": {"0": [2]}})
+    parsed = parse_resource(body)
+    assert parsed.spec_error is None
+    assert parsed.desired == DesiredTopic(
+        name="orders",
+        partitions=1,
+        replication_factor=1,
+        config={"retention.ms": "1000"},
+        assignment={0: (2,)},
+    )
+
+
+def test_a_malformed_spec_keeps_the_error_to_report_instead_of_a_desired_topic() -> None:
+    body = _body("x", "1", "2026-01-01T00:00:00Z")
+    body["spec"]["partitions"] = "many"
+    parsed = parse_resource(body)
+    assert parsed.desired is None
+    assert isinstance(parsed.spec_error, errors.InvalidSpec)
+    assert parsed.spec_error.message == "spec.partitions and spec.replicationFactor must be positive integers"
+    assert parsed.topic_name == "orders"  # the rest of the resource is still read

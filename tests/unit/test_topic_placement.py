@@ -10,7 +10,7 @@ import pytest
 
 from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, desired_topic, parse_resource
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, parse_resource
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.topic_placement import Placement, balanced_assignment
@@ -164,7 +164,13 @@ def test_spec_placement_is_parsed_and_an_unknown_value_is_a_clear_error() -> Non
             }
         )
 
-    assert desired_topic(resource()).placement is Placement.KAFKA
-    assert desired_topic(resource(placement="Balanced")).placement is Placement.BALANCED
+    def placement(parsed: KafkaTopicResource) -> Placement:
+        assert parsed.desired is not None and parsed.spec_error is None
+        return parsed.desired.placement
+
+    assert placement(resource()) is Placement.KAFKA
+    assert placement(resource(placement="Balanced")) is Placement.BALANCED
+    invalid = resource(placement="Even")
+    assert invalid.desired is None and invalid.spec_error is not None
     with pytest.raises(errors.InvalidSpec, match=r"spec\.placement must be Kafka or Balanced, not 'Even'"):
-        desired_topic(resource(placement="Even"))
+        raise invalid.spec_error

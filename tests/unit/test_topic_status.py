@@ -9,10 +9,10 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import PartitionState, TopicAssignment
+from kafka_zk_operator.domain.topic_plan import ObservedTopic
 from kafka_zk_operator.domain.topic_status import (
     MAX_PARTITION_STATES,
     ReconcileMode,
-    TopicObservation,
     build_topic_status,
     min_insync_replicas,
 )
@@ -30,10 +30,10 @@ def topic(**partitions: tuple[int, ...]) -> TopicAssignment:
     return TopicAssignment({int(p[1:]): r for p, r in partitions.items()}, topic_id="fuxffnL_TWKJE99B8vHPmQ")
 
 
-HEALTHY = TopicObservation(
+HEALTHY = ObservedTopic(
     assignment=topic(p0=(1, 2, 3), p1=(2, 3, 1)),
+    config={},
     partition_states={0: state(1, 1, 2, 3), 1: state(2, 2, 3, 1)},
-    live_brokers=LIVE,
 )
 
 
@@ -44,6 +44,7 @@ def build(**overrides: Any) -> dict[str, Any]:
         "now": NOW,
         "outcome": errors.Reason.IN_SYNC,
         "observation": HEALTHY,
+        "live_brokers": LIVE,
     }
     arguments.update(overrides)
     return build_topic_status(**arguments)
@@ -222,15 +223,14 @@ def test_healthy_topic_reports_every_partition() -> None:
 
 
 def test_unhealthy_partitions_are_counted() -> None:
-    observation = TopicObservation(
+    observation = ObservedTopic(
         assignment=topic(p0=(1, 2, 3), p1=(2, 3, 1), p2=(3, 1, 2), p3=(4, 1, 2)),
         partition_states={
             0: state(1, 1),  # under-replicated, under min ISR
             1: state(-1, 2),  # leaderless
             3: state(4, 4, 1, 2),  # leader 4 is not a live broker
         },  # partition 2 has no state znode yet
-        live_brokers=LIVE,
-        min_insync_replicas=2,
+        config={"min.insync.replicas": "2"},
     )
     status = build(observation=observation)
     assert status["underReplicatedPartitions"] == 3  # 0, 1 and 2 (no ISR at all)
@@ -242,15 +242,15 @@ def test_unhealthy_partitions_are_counted() -> None:
 
 def test_replicas_being_added_do_not_count_as_missing_from_the_isr() -> None:
     moving = TopicAssignment({0: (4, 1, 2)}, adding_replicas={0: (4,)}, removing_replicas={0: (2,)})
-    observation = TopicObservation(moving, {0: state(1, 1, 2)}, live_brokers={1, 2, 4})
-    status = build(observation=observation)
+    observation = ObservedTopic(moving, {}, partition_states={0: state(1, 1, 2)})
+    status = build(observation=observation, live_brokers={1, 2, 4})
     assert status["underReplicatedPartitions"] == 0
     assert status["replicationFactor"] == 2
 
 
 def test_partition_states_are_capped_at_1000() -> None:
     many = TopicAssignment({p: (1,) for p in range(1200)})
-    observation = TopicObservation(many, {p: state(1, 1) for p in range(1200)}, LIVE)
+    observation = ObservedTopic(many, {}, partition_states={p: state(1, 1) for p in range(1200)})
     status = build(observation=observation)
     assert len(status["partitionStates"]) == MAX_PARTITION_STATES
     assert status["partitionStates"][-1]["partition"] == 999
@@ -259,7 +259,7 @@ def test_partition_states_are_capped_at_1000() -> None:
 
 
 def test_topic_absent_from_kafka_clears_partition_fields() -> None:
-    status = build(outcome=errors.InvalidSpec("bad"), observation=TopicObservation(assignment=None))
+    status = build(outcome=errors.InvalidSpec("bad"), observation=ObservedTopic(assignment=None, config={}))
     for key in ("topicId", "partitions", "replicationFactor", "partitionStates", "underReplicatedPartitions"):
         assert key in status and status[key] is None
     assert status["lastSyncTime"] == "2025-03-01T12:00:00Z"

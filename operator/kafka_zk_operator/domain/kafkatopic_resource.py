@@ -1,8 +1,10 @@
 """KafkaTopic custom-resource bodies → domain values (no API calls here).
 
 Reads ``spec`` (with ``metadata.name`` as the default topic name), the management annotations
-and the deletion policy. Malformed bodies that slipped past the CRD schema (e.g. written by an
-older CRD version) raise ``InvalidSpec`` with the field path.
+and the deletion policy, and parses the spec once into the :class:`DesiredTopic` a reconcile
+plans with. A malformed spec that slipped past the CRD schema (e.g. written by an older CRD
+version) gives no desired topic but the ``InvalidSpec`` error, with the field path, that the
+reconcile reports.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import KAFKA_TOPIC, MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.domain.topic_placement import Placement
-from kafka_zk_operator.domain.topic_planning import DesiredTopic
+from kafka_zk_operator.domain.topic_plan import DesiredTopic
 from kafka_zk_operator.domain.topic_status import ReconcileMode
 
 PLURAL = KAFKA_TOPIC.plural
@@ -35,6 +37,10 @@ class KafkaTopicResource:
     spec: Mapping[str, Any]
     #: A reconcile succeeded once (status.appliedConfig present): it owns its Kafka topic.
     reconciled: bool = False
+    #: The topic the spec asks for; ``None`` when the spec is malformed (then ``spec_error``).
+    desired: DesiredTopic | None = None
+    #: Why the spec could not be parsed (a field with the wrong type); ``None`` with ``desired``.
+    spec_error: errors.InvalidSpec | None = None
 
     @property
     def ref(self) -> tuple[str, str]:
@@ -66,6 +72,13 @@ def parse_resource(body: Mapping[str, Any]) -> KafkaTopicResource:
         mode = ReconcileMode.PAUSED
     else:
         mode = ReconcileMode.MANAGED
+    topic_name = str(spec.get("topicName") or meta.get("name", ""))
+    desired: DesiredTopic | None = None
+    spec_error: errors.InvalidSpec | None = None
+    try:
+        desired = _desired_topic(topic_name, spec)
+    except errors.InvalidSpec as error:
+        spec_error = error
     return KafkaTopicResource(
         namespace=str(meta.get("namespace", "")),
         name=str(meta.get("name", "")),
@@ -73,17 +86,18 @@ def parse_resource(body: Mapping[str, Any]) -> KafkaTopicResource:
         generation=int(meta.get("generation") or 0),
         created=str(meta.get("creationTimestamp", "")),
         cluster=spec.get("cluster") or None,
-        topic_name=str(spec.get("topicName") or meta.get("name", "")),
+        topic_name=topic_name,
         deletion_policy=str(spec.get("deletionPolicy") or "Delete"),
         mode=mode,
         spec=spec,
         reconciled=isinstance((body.get("status") or {}).get("appliedConfig"), list),
+        desired=desired,
+        spec_error=spec_error,
     )
 
 
-def desired_topic(resource: KafkaTopicResource) -> DesiredTopic:
+def _desired_topic(topic_name: str, spec: Mapping[str, Any]) -> DesiredTopic:
     """The topic the spec asks for. :raises InvalidSpec: a field has the wrong type."""
-    spec = resource.spec
     try:
         partitions = int(spec["partitions"])
         replication_factor = int(spec["replicationFactor"])
@@ -112,7 +126,7 @@ def desired_topic(resource: KafkaTopicResource) -> DesiredTopic:
             f"spec.placement must be {' or '.join(p.value for p in Placement)}, not {raw_placement!r}"
         ) from exc
     return DesiredTopic(
-        name=resource.topic_name,
+        name=topic_name,
         partitions=partitions,
         replication_factor=replication_factor,
         config=config,

@@ -1,14 +1,18 @@
 """The values of topic planning: the topic a KafkaTopic asks for, what ZooKeeper holds for it, and
-the plan of writes (``domain.topic_planning.plan_topic`` makes it, the topic service applies it)."""
+the plan of writes (``domain.topic_planning.plan_topic`` makes it, the topic service applies it).
+
+:class:`ObservedTopic` is the one observation of a topic: ``ZkStore.read_topic`` returns it, the
+planner plans against it, and ``domain.topic_status`` builds the status (and the watch-driven
+partition health) from it."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.model import BrokerId, PartitionId, TopicAssignment
+from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment
 from kafka_zk_operator.domain.topic_placement import Placement
 
 ReplicaMap = Mapping[PartitionId, tuple[BrokerId, ...]]
@@ -53,9 +57,13 @@ class DesiredTopic:
 
 @dataclass(frozen=True, slots=True)
 class ObservedTopic:
-    """What ZooKeeper holds for the topic name. ``None`` in place of this: nothing at all."""
+    """What ZooKeeper holds for the topic name, read in one pass (``ZkStore.read_topic``).
 
-    #: ``/brokers/topics/<t>``; ``None`` when absent while other znodes of the name remain.
+    Nothing at all under the name: ``assignment`` None, ``config`` empty, not marked for deletion
+    (the planner also takes ``None`` for that).
+    """
+
+    #: ``/brokers/topics/<t>``; ``None`` when absent.
     assignment: TopicAssignment | None
     #: ``/config/topics/<t>`` (the complete override set; empty when absent).
     config: Mapping[str, str]
@@ -67,6 +75,13 @@ class ObservedTopic:
     #: Why ``/admin/reassign_partitions`` could not be read (then ``in_reassignment`` is True: the
     #: topic may be moving, so partitions and the replication factor wait; the rest is applied).
     reassignment_note: str | None = None
+    #: ``/brokers/topics/<t>/partitions/<p>/state`` per partition (missing ones: no leader yet).
+    partition_states: Mapping[PartitionId, PartitionState] = field(default_factory=dict)
+    #: ZooKeeper data version of ``/config/topics/<t>`` as read: a config write is conditional on
+    #: it (``None``: the znode did not exist, so the write must create it).
+    config_version: int | None = None
+    #: ZooKeeper data version of ``/brokers/topics/<t>`` as read (``None``: no topic znode).
+    assignment_version: int | None = None
 
     @property
     def is_reassigning(self) -> bool:

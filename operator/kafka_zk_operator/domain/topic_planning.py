@@ -4,7 +4,7 @@
 holds and returns a :class:`TopicPlan` (these values live in ``domain.topic_plan``): the ordered
 writes to make (create the topic, write its config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
 for requests that cannot or must not be carried out. Called by the topic reconciler on every
-create, update, resume and resync (read → plan → apply → report); a resync of an in-sync topic
+create, update, resume and resync (observe → plan → apply → report); a resync of an in-sync topic
 yields an empty plan, so nothing is written.
 
 Rules it enforces (reference §5, §13): configs are validated before any write; partitions only

@@ -4,8 +4,11 @@
 resync timer); the handler writes the result into ``patch.status``. It sets ``Ready`` from the
 outcome (a success reason or a :class:`~kafka_zk_operator.domain.errors.KzoError`), or the
 ``ReconciliationPaused`` / ``Unmanaged`` variants; a ``Warning`` condition from planning warnings;
-live partition health (leader, ISR, under-replicated, offline) from the ZooKeeper state znodes;
-and ``drift``. ``lastTransitionTime`` of a condition changes only when its status flips.
+live partition health (leader, ISR, under-replicated, offline, under min ISR) from the observed
+topic (:class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`: its state znodes and its own
+``min.insync.replicas``) and the live broker ids; and ``drift``. ``lastTransitionTime`` of a
+condition changes only when its status flips. Watch-driven refreshes build only the partition
+fields, with :func:`partition_fields`.
 
 The result is meant for a JSON merge patch (kopf's ``patch.status``): ``None`` removes a field
 (e.g. the partition fields once the topic is gone from Kafka); fields not observed in this
@@ -18,14 +21,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
-from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment
+from kafka_zk_operator.domain.model import BrokerId
 from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
+from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
 #: Per-partition entries kept in ``status.partitionStates`` (the CRD's maxItems).
 MAX_PARTITION_STATES = 1000
@@ -62,22 +65,9 @@ class ReconcileMode(enum.StrEnum):
     UNMANAGED = "Unmanaged"
 
 
-@dataclass(frozen=True, slots=True)
-class TopicObservation:
-    """What this reconcile read from ZooKeeper about the topic."""
-
-    #: ``/brokers/topics/<t>``, or ``None`` when the topic does not exist in Kafka.
-    assignment: TopicAssignment | None
-    #: ``/brokers/topics/<t>/partitions/<p>/state`` per partition (missing ones: no leader yet).
-    partition_states: Mapping[PartitionId, PartitionState] = field(default_factory=dict)
-    #: Children of ``/brokers/ids``.
-    live_brokers: Collection[BrokerId] = frozenset()
-    #: The topic's effective ``min.insync.replicas`` when known; enables ``underMinIsrPartitions``.
-    min_insync_replicas: int | None = None
-
-
 def min_insync_replicas(topic_config: Mapping[str, str] | None) -> int | None:
-    """The topic's own ``min.insync.replicas`` (None when it has none, or an unreadable one)."""
+    """The topic's own ``min.insync.replicas`` (None when it has none, or an unreadable one): when
+    known, it enables ``underMinIsrPartitions``."""
     raw = (topic_config or {}).get("min.insync.replicas")
     if raw is None:
         return None
@@ -94,7 +84,8 @@ def build_topic_status(
     now: datetime,
     outcome: Outcome | None = None,
     mode: ReconcileMode = ReconcileMode.MANAGED,
-    observation: TopicObservation | None = None,
+    observation: ObservedTopic | None = None,
+    live_brokers: Collection[BrokerId] = (),
     previous: Mapping[str, Any] | None = None,
     message: str | None = None,
     warnings: Sequence[str] = (),
@@ -107,8 +98,10 @@ def build_topic_status(
     :param now: timezone-aware current time (for ``lastTransitionTime`` and ``lastSyncTime``).
     :param outcome: required in ``MANAGED`` mode: ``Created``/``Updated``/``Adopted``/``InSync``, or
         the error that stopped the reconcile.
-    :param observation: what was read from ZooKeeper; ``None`` when nothing was read (e.g.
-        ZooKeeper unreachable), in which case the previous partition fields are kept.
+    :param observation: the topic as read from ZooKeeper (``assignment`` None: not in Kafka, the
+        partition fields are removed); ``None`` when nothing was read (e.g. ZooKeeper
+        unreachable), in which case the previous partition fields are kept.
+    :param live_brokers: the children of ``/brokers/ids`` read with ``observation``.
     :param previous: the resource's current ``status`` (may be empty).
     :param message: replaces the default message of a successful ``Ready`` condition.
     :param warnings: planning warnings, joined into one ``Warning`` condition (managed mode).
@@ -131,7 +124,7 @@ def build_topic_status(
     if observation is None:
         status.update({key: previous.get(key) for key in (*PARTITION_FIELDS, "lastSyncTime")})
     else:
-        status.update(_partition_fields(observation))
+        status.update(partition_fields(observation, live_brokers))
         status["lastSyncTime"] = stamp
     status["drift"] = list(drift[:MAX_DRIFT]) if drift else None
     return status
@@ -222,17 +215,16 @@ def _merge_conditions(
 # --- partition health ------------------------------------------------------------------------------------
 
 
-def partition_fields(observation: TopicObservation) -> dict[str, Any]:
-    """Only the live partition-health fields of the status (for watch-driven refreshes)."""
-    return _partition_fields(observation)
+def partition_fields(observation: ObservedTopic, live_brokers: Collection[BrokerId]) -> dict[str, Any]:
+    """The live partition-health fields of the status (all ``None`` when the topic is not in Kafka).
 
-
-def _partition_fields(observation: TopicObservation) -> dict[str, Any]:
+    Part of every reconcile's status, and all that a watch-driven refresh writes.
+    """
     topic = observation.assignment
     if topic is None:
         return dict.fromkeys(PARTITION_FIELDS)
-    live = set(observation.live_brokers)
-    min_isr = observation.min_insync_replicas
+    live = set(live_brokers)
+    min_isr = min_insync_replicas(observation.config)
     entries: list[dict[str, Any]] = []
     under_replicated = offline = leaderless = under_min_isr = 0
     for partition in sorted(topic.partitions):

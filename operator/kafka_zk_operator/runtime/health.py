@@ -2,8 +2,9 @@
 
 For every managed topic the reporter keeps ZooKeeper watches on the topic znode and on each
 partition ``state`` znode (leader, ISR), plus one watch on ``/brokers/ids`` for the cluster. A
-firing watch only marks the topic dirty; a worker thread reads the topic once, builds the live
-partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
+firing watch only marks the topic dirty; a worker thread reads the topic once
+(``ZkStore.read_topic``, the observation a reconcile makes) and the live broker ids, builds the
+live partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
 resource's status when they changed. No polling of every topic: quiet topics cost nothing.
 
 The KafkaTopic handler writes the same fields from its own read, through kopf's patch, which
@@ -32,7 +33,6 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.timestamps import format_timestamp
 from kafka_zk_operator.domain.topic_status import partition_fields
-from kafka_zk_operator.service import topics
 
 #: ``(namespace, name)`` of a KafkaTopic resource.
 ResourceRef = tuple[str, str]
@@ -286,7 +286,9 @@ class HealthReporter:
             refs = set(self._refs.get(topic, ()))
         if not refs:
             return
-        fields = partition_fields(topics.observation_of(self.store, self.store.read_topic(topic)))
+        # The same observation and partition fields as a reconcile's status.
+        observed = self.store.read_topic(topic)
+        fields = partition_fields(observed, self.store.broker_ids())
         metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
         metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
         for ref in refs:

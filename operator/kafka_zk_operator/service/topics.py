@@ -1,9 +1,16 @@
 """Reconcile one KafkaTopic with Kafka: the single path taken by create, update, resume and resync.
 
-``reconcile_topic`` reads the topic from ZooKeeper, plans with ``domain.topic_planning``, applies
-the plan through the versioned ``ZkStore`` and builds the status with ``domain.topic_status``.
-An in-sync topic produces an empty plan: no ZooKeeper write. ``delete_topic`` drives Kafka's
-deletion (marker znode) and reports when it is complete.
+``reconcile_topic`` runs observe → plan → apply → report. Observe: the topic as
+``ZkStore.read_topic`` returns it (one :class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`)
+and the live brokers, each read once and shared by planning and the status. Plan:
+``domain.topic_planning.plan_topic`` against the spec parsed once by ``parse_resource``. Apply:
+the plan's writes through the versioned ``ZkStore`` (a config write conditional on the config
+version observed, added partitions on the topic znode's version read right before), then one
+re-read of the topic when something was written. Report: ``_report`` builds
+the status (``domain.topic_status``), events and retry in one place, for every path - paused or
+unmanaged, name conflict, error, replication-factor hand-over and success. An in-sync topic
+produces an empty plan: no ZooKeeper write. ``delete_topic`` drives Kafka's deletion (marker
+znode) and reports when it is complete.
 """
 
 from __future__ import annotations
@@ -17,10 +24,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.adapters.zk.store import TopicSnapshot, ZkStore
+from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, topic_config
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, desired_topic
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.domain.model import BrokerId
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
     DesiredTopic,
@@ -29,13 +37,7 @@ from kafka_zk_operator.domain.topic_planning import (
     TopicPlan,
     plan_topic,
 )
-from kafka_zk_operator.domain.topic_status import (
-    MAX_MESSAGE_LENGTH,
-    ReconcileMode,
-    TopicObservation,
-    build_topic_status,
-    min_insync_replicas,
-)
+from kafka_zk_operator.domain.topic_status import MAX_MESSAGE_LENGTH, ReconcileMode, build_topic_status
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
 from kafka_zk_operator.service.deletion import DeletionProgress as DeletionProgress
@@ -67,58 +69,23 @@ class TopicPolicies:
     create_wait_seconds: float = 10.0
 
 
-def observation_of(store: ZkStore, snapshot: TopicSnapshot | None) -> TopicObservation:
-    """What the status is built from: the topic as read (or None), the live brokers, and the
-    topic's own ``min.insync.replicas``. Reconciles and watch-driven refreshes both use it."""
-    if snapshot is None:
-        return TopicObservation(assignment=None, live_brokers=frozenset(store.broker_ids()))
-    return TopicObservation(
-        assignment=snapshot.assignment.value,
-        partition_states=snapshot.states,
-        live_brokers=frozenset(store.broker_ids()),
-        min_insync_replicas=min_insync_replicas(snapshot.config.value if snapshot.config else None),
-    )
+@dataclass
+class _Pass:
+    """What one reconcile learned and did: everything its report is built from."""
 
-
-def _observed(snapshot: TopicSnapshot | None, store: ZkStore, topic: str) -> ObservedTopic | None:
-    if snapshot is not None:
-        return ObservedTopic(
-            assignment=snapshot.assignment.value,
-            config=snapshot.config.value if snapshot.config is not None else {},
-            marked_for_deletion=snapshot.marked_for_deletion,
-            in_reassignment=snapshot.in_reassignment_znode,
-            reassignment_note=snapshot.reassignment_znode_problem,
-        )
-    config = store.read_topic_config(topic)
-    marked = store.is_marked_for_deletion(topic)
-    if config is None and not marked:
-        return None
-    return ObservedTopic(assignment=None, config=config.value if config else {}, marked_for_deletion=marked)
-
-
-def _apply(store: ZkStore, plan: TopicPlan, snapshot: TopicSnapshot | None) -> None:
-    """Carry out the plan's writes in order (config before partitions)."""
-    topic = plan.topic
-    if plan.create is not None:
-        store.create_topic(topic, plan.create.assignment, plan.create.config)
-        return
-    if plan.alter_config is not None:
-        expected = snapshot.config.version if snapshot and snapshot.config else None
-        store.write_entity_config(ConfigEntityType.TOPICS, topic, plan.alter_config.config, expected_version=expected)
-    if plan.grow is not None:
-        current = store.read_assignment(topic)  # re-read: the config write did not touch it
-        if current is None:
-            raise errors.VersionConflict(f"topic {topic!r} disappeared while adding partitions")
-        store.add_partitions(topic, plan.grow.new_assignment, expected=current)
-
-
-def _wait_for_leaders(store: ZkStore, topic: str, partitions: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = store.partition_states(topic, range(partitions))
-        if len(states) == partitions and all(s.leader >= 0 for s in states.values()):
-            return
-        time.sleep(0.2)
+    #: The success reason or the error; ``None`` when paused or unmanaged.
+    outcome: errors.Reason | errors.KzoError | None = None
+    #: The topic as last read; ``None`` when it was not read (the previous partition fields stay).
+    observed: ObservedTopic | None = None
+    #: The children of ``/brokers/ids`` read with ``observed``.
+    live_brokers: frozenset[BrokerId] = frozenset()
+    warnings: tuple[str, ...] = ()
+    drift: tuple[str, ...] = ()
+    #: ``status.appliedConfig`` once this pass's writes are in ZooKeeper; ``None`` leaves it as it is.
+    applied_config: list[str] | None = None
+    events: list[Event] = field(default_factory=list)
+    writes: int = 0
+    rf_change: tuple[int, int] | None = None
 
 
 def reconcile_topic(
@@ -133,148 +100,198 @@ def reconcile_topic(
 ) -> TopicResult:
     """Make Kafka match one KafkaTopic and describe the result. Never raises ``KzoError``."""
     moment = now or datetime.now(UTC)
-    topic = resource.topic_name
-    common: dict[str, Any] = {
-        "topic_name": topic,
-        "generation": resource.generation,
-        "now": moment,
-        "previous": previous_status,
-    }
     if resource.mode is not ReconcileMode.MANAGED:
         # Paused / unmanaged: observe (read-only) and report, write nothing.
-        try:
-            observation = observation_of(store, store.read_topic(topic))
-        except errors.KzoError:
-            observation = None
-        status = build_topic_status(mode=resource.mode, observation=observation, **common)
-        return TopicResult(status=status)
-    if conflict_with is not None:
+        done = _Pass()
+        done.observed, done.live_brokers = _observe_for_status(store, resource.topic_name)
+    elif conflict_with is not None:
         error = errors.ResourceConflict(
-            f"Kafka topic '{topic}' is already managed by KafkaTopic {conflict_with}; "
+            f"Kafka topic '{resource.topic_name}' is already managed by KafkaTopic {conflict_with}; "
             "this resource is ignored until that one is deleted or the topicName is changed"
         )
-        status = build_topic_status(outcome=error, observation=None, **common)
-        return TopicResult(
-            status=status, outcome=error, events=[Event("Warning", error.reason.value, error.message)]
-        )
+        done = _Pass(outcome=error, events=[_warning(error)])
+    else:
+        done = _managed_pass(resource, store, previous_status, policies, rng)
+    return _report(resource, done, previous_status, moment)
 
+
+def _managed_pass(
+    resource: KafkaTopicResource,
+    store: ZkStore,
+    previous_status: Mapping[str, Any],
+    policies: TopicPolicies,
+    rng: random.Random | None,
+) -> _Pass:
+    """Observe → plan → apply for a managed resource; what happened, for :func:`_report`."""
+    topic = resource.topic_name
+    done = _Pass()
     writes_before = store.writes
-    snapshot: TopicSnapshot | None = None
-    owned_config: list[str] | None = None  # set once this reconcile's writes are in ZooKeeper
+    applying = False
     try:
-        desired = desired_topic(resource)
-        snapshot = store.read_topic(topic)
-        observed = _observed(snapshot, store, topic)
+        if resource.desired is None:  # parse_resource kept why the spec is unusable
+            raise resource.spec_error or errors.InvalidSpec(f"the spec of topic '{topic}' could not be read")
+        desired = resource.desired
+        # Observe: each znode once; the live brokers serve planning and the status alike.
+        observed = store.read_topic(topic)
+        brokers = store.live_brokers()
+        done.observed, done.live_brokers = observed, frozenset(b.id for b in brokers)
+        # Plan.
         # Durable ownership: appliedConfig stays through error statuses (topicId and Ready do not).
         existed_before = (
             ever_reconciled(previous_status)
             or bool(previous_status.get("topicId"))
             or _was_ready(previous_status)
         )
-        if snapshot is None and existed_before and not policies.recreate_deleted:
+        if observed.assignment is None and existed_before and not policies.recreate_deleted:
             raise errors.TopicDeletedInKafka(
                 f"Kafka topic '{topic}' was deleted outside the operator; it is not recreated because "
                 "the deleted-topic drift policy is 'report' (delete and re-apply the resource to recreate it)"
             )
-        applied = applied_config_from_status(previous_status)
-        rf_change = _replication_factor_change(desired, snapshot)
+        rf_change = _replication_factor_change(desired, observed)
         if rf_change is not None:
             # Everything else in the spec is applied now; the replication factor is carried out
             # by a PartitionReassignment (mode ReplicationFactor) that the handler makes sure exists.
             desired = dataclasses.replace(desired, replication_factor=rf_change[0])
-        views = _balanced_views(desired, snapshot, store)
+        views = _balanced_views(desired, observed, store)
         if views is not None:
             views.view()  # the slow read, before taking the per-cluster placing lock
         with views.placing() if views is not None else contextlib.nullcontext():
-            brokers = store.live_brokers()
             plan = plan_topic(
                 desired,
                 observed,
                 brokers,
                 drift_policy=policies.config_drift,
-                applied_config=applied,
-                existing_topics=store.topic_names() if snapshot is None else (),
+                applied_config=applied_config_from_status(previous_status),
+                # The collision check reads the names right before the create it guards.
+                existing_topics=store.topic_names() if observed.assignment is None else (),
                 rng=rng,
                 placer=views.placer(topic, brokers) if views is not None else None,
                 cluster_line=store.cluster_line(),
             )
-            _apply(store, plan, snapshot)
+            # Apply.
+            applying = True
+            _apply(store, plan, observed)
             if views is not None:
-                _record_placement(views, plan, snapshot)
+                _record_placement(views, plan, observed)
         desired_config = topic_config.without_operator_owned(desired.config)
-        owned_config = [f"{key}={value}" for key, value in sorted(desired_config.items())]
+        done.applied_config = [f"{key}={value}" for key, value in sorted(desired_config.items())]
         if plan.create is not None:
             _wait_for_leaders(store, topic, desired.partitions, policies.create_wait_seconds)
-        after = store.read_topic(topic) if plan.actions else snapshot
-        outcome: errors.Reason | errors.KzoError = plan.reason
-        if plan.create is None and not ever_reconciled(previous_status):
-            outcome = errors.Reason.ADOPTED
-        status = build_topic_status(
-            outcome=outcome,
-            observation=observation_of(store, after),
-            warnings=plan.warnings,
-            drift=plan.drift,
-            **common,
-        )
-        status["appliedConfig"] = owned_config
-        events = _events_for(plan, outcome, snapshot is None and existed_before)
-        result = TopicResult(
-            status=status, events=events, outcome=outcome, writes=store.writes - writes_before
-        )
-        if rf_change is not None:
-            changing = errors.ReplicationFactorChanging(
-                f"Replication factor {rf_change[0]} -> {rf_change[1]} is carried out by a "
-                "PartitionReassignment (mode ReplicationFactor) owned by this resource"
-            )
-            result.status = build_topic_status(
-                outcome=changing, observation=observation_of(store, after), drift=plan.drift, **common
-            )
-            result.status["appliedConfig"] = status["appliedConfig"]
-            result.outcome, result.rf_change = changing, rf_change
-            result.retry_after, result.retry_message = RETRY_DELAY_S * 2, changing.message
-        return result
+        if plan.actions:
+            done.observed = store.read_topic(topic)  # the writes changed it
     except errors.KzoError as error:
-        observation = None
-        if not isinstance(error, errors.ClusterUnavailable):
-            try:
-                observation = observation_of(store, store.read_topic(topic))
-            except errors.KzoError:
-                observation = None
-        status = build_topic_status(outcome=error, observation=observation, **common)
-        if owned_config is not None:
-            # The writes landed (e.g. the topic was created) and a later read failed: the
-            # resource owns the topic now, so deleting it must delete the topic.
-            status["appliedConfig"] = owned_config
-        result = TopicResult(
-            status=status,
-            outcome=error,
-            events=[Event("Warning", error.reason.value, error.message)],
-            writes=store.writes - writes_before,
+        done.outcome, done.events = error, [_warning(error)]
+        if isinstance(error, errors.ClusterUnavailable):
+            done.observed = None  # nothing to trust: the previous partition fields stay
+        elif applying or done.observed is None:
+            # Writes may have landed (or nothing was observed yet): read what is there now.
+            done.observed, done.live_brokers = _observe_for_status(store, topic)
+        done.writes = store.writes - writes_before
+        return done
+    outcome: errors.Reason = plan.reason
+    if plan.create is None and not ever_reconciled(previous_status):
+        outcome = errors.Reason.ADOPTED
+    done.events = _events_for(plan, outcome, observed.assignment is None and existed_before)
+    done.drift, done.writes = plan.drift, store.writes - writes_before
+    if rf_change is None:
+        done.outcome, done.warnings = outcome, plan.warnings
+    else:
+        done.outcome = errors.ReplicationFactorChanging(
+            f"Replication factor {rf_change[0]} -> {rf_change[1]} is carried out by a "
+            "PartitionReassignment (mode ReplicationFactor) owned by this resource"
         )
-        if error.retryable:
-            result.retry_after = RETRY_DELAY_S
-            result.retry_message = error.message
-        return result
+        done.rf_change = rf_change
+    return done
+
+
+def _observe_for_status(store: ZkStore, topic: str) -> tuple[ObservedTopic | None, frozenset[BrokerId]]:
+    """The topic and the live broker ids, only to report them; nothing when they cannot be read."""
+    try:
+        return store.read_topic(topic), frozenset(store.broker_ids())
+    except errors.KzoError:
+        return None, frozenset()
+
+
+def _report(
+    resource: KafkaTopicResource, done: _Pass, previous_status: Mapping[str, Any], now: datetime
+) -> TopicResult:
+    """The one exit of a reconcile: the status from the outcome, the observation, the plan's
+    warnings and drift and ``appliedConfig``, with the events to post and when to retry."""
+    status = build_topic_status(
+        topic_name=resource.topic_name,
+        generation=resource.generation,
+        now=now,
+        outcome=done.outcome,
+        mode=resource.mode,
+        observation=done.observed,
+        live_brokers=done.live_brokers,
+        previous=previous_status,
+        warnings=done.warnings,
+        drift=done.drift,
+    )
+    if done.applied_config is not None:
+        # The writes landed (the topic may have been created, even if a later step failed): the
+        # resource owns the topic now, so deleting it must delete the topic.
+        status["appliedConfig"] = done.applied_config
+    result = TopicResult(
+        status=status, events=done.events, outcome=done.outcome, writes=done.writes, rf_change=done.rf_change
+    )
+    if isinstance(done.outcome, errors.KzoError) and done.outcome.retryable:
+        result.retry_message = done.outcome.message
+        result.retry_after = RETRY_DELAY_S * 2 if done.rf_change is not None else RETRY_DELAY_S
+    return result
+
+
+def _warning(error: errors.KzoError) -> Event:
+    return Event("Warning", error.reason.value, error.message)
+
+
+def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
+    """Carry out the plan's writes in order (config before partitions)."""
+    topic = plan.topic
+    if plan.create is not None:
+        store.create_topic(topic, plan.create.assignment, plan.create.config)
+        return
+    if plan.alter_config is not None:
+        store.write_entity_config(
+            ConfigEntityType.TOPICS, topic, plan.alter_config.config, expected_version=observed.config_version
+        )
+    if plan.grow is not None:
+        # Read right before the write it guards (the config write did not touch it); the write is
+        # conditional on that version.
+        current = store.read_assignment(topic)
+        if current is None:
+            raise errors.VersionConflict(f"topic {topic!r} disappeared while adding partitions")
+        store.add_partitions(topic, plan.grow.new_assignment, expected=current)
+
+
+def _wait_for_leaders(store: ZkStore, topic: str, partitions: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = store.partition_states(topic, range(partitions))
+        if len(states) == partitions and all(s.leader >= 0 for s in states.values()):
+            return
+        time.sleep(0.2)
 
 
 def _balanced_views(
-    desired: DesiredTopic, snapshot: TopicSnapshot | None, store: ZkStore
+    desired: DesiredTopic, observed: ObservedTopic, store: ZkStore
 ) -> cluster_views.ClusterViewCache | None:
     """The cluster view cache when this reconcile may place partitions by load, else None."""
     if desired.placement is not Placement.BALANCED or desired.assignment is not None:
         return None
-    if snapshot is not None and snapshot.assignment.value.partition_count >= desired.partitions:
+    if observed.assignment is not None and observed.assignment.partition_count >= desired.partitions:
         return None
     return cluster_views.cache_for(store)
 
 
 def _record_placement(
-    views: cluster_views.ClusterViewCache, plan: TopicPlan, snapshot: TopicSnapshot | None
+    views: cluster_views.ClusterViewCache, plan: TopicPlan, observed: ObservedTopic
 ) -> None:
     if plan.create is not None:
         views.record(plan.topic, plan.create.assignment)
-    elif plan.grow is not None and snapshot is not None:
-        views.record(plan.topic, {**snapshot.assignment.value.partitions, **plan.grow.new_assignment})
+    elif plan.grow is not None and observed.assignment is not None:
+        views.record(plan.topic, {**observed.assignment.partitions, **plan.grow.new_assignment})
 
 
 def applied_config_from_status(status: Mapping[str, Any]) -> dict[str, str] | None:
@@ -290,19 +307,17 @@ def ever_reconciled(status: Mapping[str, Any]) -> bool:
     return isinstance(status.get("appliedConfig"), list)
 
 
-def _replication_factor_change(
-    desired: DesiredTopic, snapshot: TopicSnapshot | None
-) -> tuple[int, int] | None:
+def _replication_factor_change(desired: DesiredTopic, observed: ObservedTopic) -> tuple[int, int] | None:
     """(current, wanted) when only a reassignment can reach the spec's replication factor.
 
     Not while the topic is already being reassigned (the planner then reports
     ``ReassignmentInProgress``), and not with an explicit assignment (its replica lists say
     exactly what the user wants: a reassignment in Explicit mode is the tool for that).
     """
-    if snapshot is None or desired.assignment is not None:
+    current = observed.assignment
+    if current is None or desired.assignment is not None:
         return None
-    current = snapshot.assignment.value
-    if current.is_reassigning or snapshot.in_reassignment_znode or not current.partitions:
+    if observed.is_reassigning or not current.partitions:
         return None
     actual = current.replication_factor
     return (actual, desired.replication_factor) if actual != desired.replication_factor else None

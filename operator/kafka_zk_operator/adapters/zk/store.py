@@ -20,29 +20,13 @@ benchmarks can prove that a no-op resync writes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from kafka_zk_operator.adapters.zk import znodes_config, znodes_topics
 from kafka_zk_operator.adapters.zk.store_admin import AdminRequestStore
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
 from kafka_zk_operator.domain import errors, model
-
-
-@dataclass(frozen=True)
-class TopicSnapshot:
-    """Everything ZooKeeper says about one topic, read in one pass."""
-
-    name: str
-    assignment: Versioned[model.TopicAssignment]
-    config: Versioned[dict[str, str]] | None
-    marked_for_deletion: bool
-    #: The topic is in ``/admin/reassign_partitions`` - or may be: see ``reassignment_znode_problem``.
-    in_reassignment_znode: bool
-    states: Mapping[int, model.PartitionState] = field(default_factory=dict)
-    #: Why ``/admin/reassign_partitions`` could not be read (someone else wrote data that does not
-    #: parse); the topic then counts as possibly being reassigned, and the rest of the read stands.
-    reassignment_znode_problem: str | None = None
+from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
 
 class ZkStore(ConfigStore, AdminRequestStore):
@@ -76,20 +60,33 @@ class ZkStore(ConfigStore, AdminRequestStore):
                 )
         return states
 
-    def read_topic(self, topic: str, *, with_states: bool = True) -> TopicSnapshot | None:
+    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
+        """Everything ZooKeeper holds for the topic name, each znode read once, with the versions
+        the conditional writes need (a config write is given ``config_version``).
+
+        The topic znode, then for an existing topic whether it is in
+        ``/admin/reassign_partitions`` (an unparseable one counts as yes, with the reason in
+        ``reassignment_note``) and its partition ``state`` znodes (unless ``with_states`` is
+        False), then its config and deletion marker. A name with no znode at all gives an
+        ``ObservedTopic`` with no assignment, an empty config and no marker.
+        """
         assignment = self.read_assignment(topic)
-        if assignment is None:
-            return None
-        moving, problem = self.maybe_in_reassignment(topic)
-        states = self.partition_states(topic, sorted(assignment.value.partitions)) if with_states else {}
-        return TopicSnapshot(
-            name=topic,
-            assignment=assignment,
-            config=self.read_topic_config(topic),
+        moving, problem = self.maybe_in_reassignment(topic) if assignment is not None else (False, None)
+        states = (
+            self.partition_states(topic, sorted(assignment.value.partitions))
+            if assignment is not None and with_states
+            else {}
+        )
+        config = self.read_topic_config(topic)
+        return ObservedTopic(
+            assignment=assignment.value if assignment is not None else None,
+            config=config.value if config is not None else {},
             marked_for_deletion=self.is_marked_for_deletion(topic),
-            in_reassignment_znode=moving,
-            states=states,
-            reassignment_znode_problem=problem,
+            in_reassignment=moving,
+            reassignment_note=problem,
+            partition_states=states,
+            config_version=config.version if config is not None else None,
+            assignment_version=assignment.version if assignment is not None else None,
         )
 
     def topic_znode_version(self) -> int:
