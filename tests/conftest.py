@@ -1,7 +1,7 @@
 """Shared pytest fixtures: the real local stack (ZooKeeper, racked Kafka brokers, kube-apiserver).
 
 Tests under ``tests/unit`` are marked ``unit``; ``tests/integration`` ``integration``;
-``tests/e2e`` ``e2e``. The stack is started once per session (``LocalStack``, the same code as
+``tests/e2e`` ``e2e``; ``tests/faults`` ``faults``. The stack is started once per session (``LocalStack``, the same code as
 ``kzo dev up``) on free loopback ports and stopped at the end. A component that cannot be
 obtained or started fails the tests that need it with the reason: nothing is skipped silently.
 """
@@ -53,7 +53,7 @@ LEGACY_KAFKA_VERSIONS = _legacy_kafka_versions()
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(str(item.fspath)).parts
-        for tier in ("unit", "integration", "e2e"):
+        for tier in ("unit", "integration", "e2e", "faults"):
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
 
@@ -67,13 +67,14 @@ class KafkaCluster:
 
     @property
     def zk_connect(self) -> str:
+        """Every ZooKeeper server (one, or the ensemble) and the chroot."""
         assert self.stack.zookeeper is not None
-        return f"{self.stack.zookeeper.connect}{self.stack.spec.chroot}"
+        return f"{self.stack.zk_hosts}{self.stack.spec.chroot}"
 
     @property
     def zk_hosts(self) -> str:
         assert self.stack.zookeeper is not None
-        return self.stack.zookeeper.connect
+        return self.stack.zk_hosts
 
     @property
     def chroot(self) -> str:

@@ -51,6 +51,14 @@ def register(subparsers: Any) -> None:
     up.add_argument("--brokers", type=int, default=3, help="number of Kafka brokers (default 3)")
     up.add_argument("--racks", default="rack-a,rack-b,rack-c", help="comma-separated racks, '' for none")
     up.add_argument(
+        "--zookeeper-servers",
+        type=int,
+        default=1,
+        choices=(1, 3, 5),
+        help="ZooKeeper servers: 1 (standalone, default) or a quorum of 3 or 5; brokers and the operator "
+        "get the full connect string",
+    )
+    up.add_argument(
         "--kafka-version",
         default=artifacts.DEFAULT_KAFKA_VERSION,
         choices=artifacts.SUPPORTED_KAFKA_VERSIONS,
@@ -61,7 +69,8 @@ def register(subparsers: Any) -> None:
         "--base-port",
         type=int,
         default=DEFAULT_BASE_PORT,
-        help=f"ZooKeeper on BASE, brokers on BASE+10+id, etcd BASE+20/21, API server BASE+22 "
+        help=f"ZooKeeper on BASE (an ensemble: BASE..BASE+4, quorum ports BASE+40..49), brokers on "
+        "BASE+10+id, etcd BASE+20/21, API server BASE+22 "
         f"(default {DEFAULT_BASE_PORT}; 0 = any free ports)",
     )
     up.add_argument(
@@ -138,6 +147,7 @@ def _up(args: argparse.Namespace) -> int:
     racks = tuple(r.strip() for r in args.racks.split(",") if r.strip())
     spec = StackSpec(
         brokers=args.brokers,
+        zookeeper_servers=args.zookeeper_servers,
         racks=racks,
         kafka_version=args.kafka_version,
         with_kubernetes=not args.no_kubernetes,
@@ -185,6 +195,7 @@ def _prepare(args: argparse.Namespace) -> int:
     try:
         for version in versions:
             print(f"Kafka {version}: {artifacts.kafka_libs(version)}")
+        print(f"toxiproxy: {artifacts.toxiproxy_binary()}")  # the fault suite's TCP fault injector
         if not args.no_kubernetes:
             print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
             print(f"helm: {tools.helm_binary()}")

@@ -1,6 +1,7 @@
 """Obtain the stack's binaries: Kafka jars from Maven Central, etcd and kube-apiserver built from
-Go modules, and Prometheus' promtool (which checks the chart's alerting rules) built from its Go
-module. Each is fetched or built once into the cache folder and reused afterwards.
+Go modules, Prometheus' promtool (which checks the chart's alerting rules) and Toxiproxy's server
+(the TCP fault injector of the fault tests, ``devstack.toxiproxy``) built from their Go modules.
+Each is fetched or built once into the cache folder and reused afterwards.
 
 The recipes are the shell scripts in ``assets/`` (they only call ``mvn`` and ``go``); this module
 runs them, streams their progress to the user and turns failures into ``StackError``.
@@ -8,10 +9,13 @@ runs them, streams their progress to the user and turns failures into ``StackErr
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kafka_zk_operator.devstack.errors import StackError
@@ -22,6 +26,8 @@ DEFAULT_K8S_VERSION = "1.33.13"
 DEFAULT_ETCD_VERSION = "3.5.21"
 #: The Go module version of github.com/prometheus/prometheus whose promtool checks the chart's rules.
 PROMTOOL_MODULE_VERSION = "v0.316.0"
+#: The Go module version of github.com/Shopify/toxiproxy/v2 whose server the fault tests run.
+TOXIPROXY_MODULE_VERSION = "v2.12.0"
 #: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
 #: write v1 topic znodes, 2.4.x v2, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
 #: before 1.0 also with jaxb-api, lines before 0.10.2 as kafka_2.11 (see ``assets/fetch-kafka.sh``).
@@ -114,39 +120,89 @@ def promtool_binary(module_version: str = PROMTOOL_MODULE_VERSION) -> Path:
     Built with the ``remove_all_sd`` tag: rule checks need no service discovery, and one discovery
     plugin's dependency (hashicorp/nomad/api) is not served by the Go module proxy.
     """
-    folder = cache_dir() / "tools" / f"promtool-{module_version}"
-    binary = folder / "promtool"
+    return _go_install(
+        f"github.com/prometheus/prometheus/cmd/promtool@{module_version}",
+        ["-tags", "remove_all_sd"],
+        folder=cache_dir() / "tools" / f"promtool-{module_version}",
+        binary_name="promtool",
+        log_name="build-promtool.log",
+        what=f"promtool {module_version}",
+        duration="~2 min",
+    )
+
+
+def toxiproxy_binary(module_version: str = TOXIPROXY_MODULE_VERSION) -> Path:
+    """Toxiproxy's server (``toxiproxy-server``), built with ``go install`` once (about 25 s on 2 cores).
+
+    Linked as upstream's releases are (``-s -w``, the version stamped in, so ``GET /version``
+    answers it instead of ``git``).
+    """
+    return _go_install(
+        f"github.com/Shopify/toxiproxy/v2/cmd/server@{module_version}",
+        ["-ldflags", f"-s -w -X github.com/Shopify/toxiproxy/v2.Version={module_version.lstrip('v')}"],
+        folder=cache_dir() / "tools" / f"toxiproxy-{module_version}",
+        binary_name="toxiproxy-server",
+        built_name="server",
+        log_name="build-toxiproxy.log",
+        what=f"toxiproxy-server {module_version}",
+        duration="~30 s",
+    )
+
+
+def _go_install(
+    package: str,
+    flags: Sequence[str],
+    *,
+    folder: Path,
+    binary_name: str,
+    log_name: str,
+    what: str,
+    duration: str,
+    built_name: str | None = None,
+) -> Path:
+    """``go install package@version`` into ``folder`` once: built in a staging folder (renamed
+    into place when complete) under a lock, so concurrent callers build it only once."""
+    binary = folder / binary_name
     if binary.exists():
         return binary
     _require_tool("go", "install Go >= 1.24 (the Go module proxy provides newer toolchains)")
-    log_path = cache_dir() / "logs" / "build-promtool.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    print(
-        f"kzo: building promtool {module_version} from Go modules (first run only, ~2 min)...",
-        file=sys.stderr,
-    )
-    staging = folder.with_name(folder.name + ".partial")
-    env = {**os.environ, "GOBIN": str(staging), "CGO_ENABLED": "0", "GOTOOLCHAIN": "auto"}
-    with log_path.open("w") as log:
-        proc = subprocess.run(
-            [
-                "go",
-                "install",
-                "-tags",
-                "remove_all_sd",
-                f"github.com/prometheus/prometheus/cmd/promtool@{module_version}",
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    if proc.returncode != 0 or not (staging / "promtool").exists():
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
-        raise StackError(
-            f"could not build promtool {module_version} (exit code {proc.returncode}); the Go module "
-            f"proxy must be reachable. Last lines of {log_path}: " + " | ".join(tail)
-        )
-    shutil.rmtree(folder, ignore_errors=True)
-    staging.rename(folder)
+    with _lock(folder.with_name(f".{folder.name}.lock")):
+        if binary.exists():  # built by another process while this one waited
+            return binary
+        log_path = cache_dir() / "logs" / log_name
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"kzo: building {what} from Go modules (first run only, {duration})...", file=sys.stderr)
+        staging = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        env = {**os.environ, "GOBIN": str(staging), "CGO_ENABLED": "0", "GOTOOLCHAIN": "auto"}
+        with log_path.open("w") as log:
+            proc = subprocess.run(
+                ["go", "install", *flags, package],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+        built = staging / (built_name or binary_name)
+        if proc.returncode != 0 or not built.exists():
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            raise StackError(
+                f"could not build {what} (exit code {proc.returncode}); the Go module "
+                f"proxy must be reachable. Last lines of {log_path}: " + " | ".join(tail)
+            )
+        built.rename(staging / binary_name)
+        shutil.rmtree(folder, ignore_errors=True)
+        staging.rename(folder)
     return binary
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (as ``assets/build-k8s-bins.sh`` takes on its folder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

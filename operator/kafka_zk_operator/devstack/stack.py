@@ -1,4 +1,5 @@
-"""The whole local stack: ZooKeeper, N racked Kafka brokers and (optionally) etcd + kube-apiserver.
+"""The whole local stack: ZooKeeper (one server or a quorum), N racked Kafka brokers and
+(optionally) etcd + kube-apiserver.
 
 ``LocalStack.up()`` obtains the binaries (cached), starts every component on 127.0.0.1, waits
 until each is ready and records pids and ports in ``<state_dir>/stack.json``; ``down()`` stops
@@ -24,7 +25,7 @@ from kafka_zk_operator.devstack.controlplane import ControlPlane
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.kafka import KafkaBroker
 from kafka_zk_operator.devstack.processes import ManagedProcess, pid_alive, wait_until
-from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
+from kafka_zk_operator.devstack.zookeeper import QuorumPeer, ZooKeeperServer
 
 DEFAULT_RACKS = ("rack-a", "rack-b", "rack-c")
 STATE_FILE = "stack.json"
@@ -35,6 +36,8 @@ class StackSpec:
     """What to run. ``base_port=None`` picks free ports (tests); a number gives fixed ports (dev)."""
 
     brokers: int = 3
+    #: ZooKeeper servers: 1 (standalone) or an ensemble of 3 or 5 (brokers get the full connect string).
+    zookeeper_servers: int = 1
     racks: tuple[str, ...] = DEFAULT_RACKS
     kafka_version: str = artifacts.DEFAULT_KAFKA_VERSION
     with_kubernetes: bool = True
@@ -72,10 +75,13 @@ class StackState:
     apiserver: str | None = None
     kubeconfig: str | None = None
     logs: dict[str, str] = field(default_factory=dict)
+    #: The client ports of every ZooKeeper server (``zk_port`` is the first).
+    zk_ports: list[int] = field(default_factory=list)
 
     @property
     def zk_connect(self) -> str:
-        return f"{ports.LOOPBACK}:{self.zk_port}{self.chroot}"
+        hosts = ",".join(f"{ports.LOOPBACK}:{port}" for port in self.zk_ports or [self.zk_port])
+        return f"{hosts}{self.chroot}"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -94,7 +100,8 @@ class LocalStack:
         self.spec = spec
         self.state_dir = state_dir
         self.progress = progress
-        self.zookeeper: ZooKeeperServer | None = None
+        #: Every ZooKeeper server; ``zookeeper`` is the first (the only one when standalone).
+        self.zookeepers: list[ZooKeeperServer] = []
         self.brokers: dict[int, KafkaBroker] = {}
         self.controlplane: ControlPlane | None = None
         self.kafka_libs: Path | None = None
@@ -149,14 +156,78 @@ class LocalStack:
         self.progress(f"stack ready in {time.monotonic() - started:.0f} s")
         return state
 
+    @property
+    def zookeeper(self) -> ZooKeeperServer | None:
+        return self.zookeepers[0] if self.zookeepers else None
+
+    @property
+    def zk_hosts(self) -> str:
+        """The connect string of every ZooKeeper server, without the chroot."""
+        return ",".join(server.connect for server in self.zookeepers)
+
     def _start_zookeeper(self) -> None:
         assert self.zookeeper_libs is not None
-        self.progress("starting ZooKeeper ...")
-        self.zookeeper = ZooKeeperServer(
-            self.state_dir / "zookeeper", self._port(0, "ZooKeeper"), self.zookeeper_libs
-        )
-        self.zookeeper.start()
-        self.zookeeper.wait_ready()
+        count = self.spec.zookeeper_servers
+        if count not in (1, 3, 5):
+            raise StackError(
+                f"--zookeeper-servers must be 1, 3 or 5 (a quorum needs an odd size), got {count}"
+            )
+        if count == 1:
+            self.progress("starting ZooKeeper ...")
+            self.zookeepers = [
+                ZooKeeperServer(self.state_dir / "zookeeper", self._port(0, "ZooKeeper"), self.zookeeper_libs)
+            ]
+        else:
+            self.progress(f"starting a ZooKeeper ensemble of {count} servers ...")
+            quorum = tuple(
+                QuorumPeer(
+                    i,
+                    client_port=self._port(i - 1, f"ZooKeeper {i}"),
+                    quorum_port=self._port(40 + 2 * (i - 1), f"ZooKeeper {i} quorum"),
+                    election_port=self._port(41 + 2 * (i - 1), f"ZooKeeper {i} election"),
+                )
+                for i in range(1, count + 1)
+            )
+            self.zookeepers = [
+                ZooKeeperServer(
+                    self.state_dir / f"zookeeper-{peer.server_id}",
+                    peer.client_port,
+                    self.zookeeper_libs,
+                    server_id=peer.server_id,
+                    quorum=quorum,
+                )
+                for peer in quorum
+            ]
+        for server in self.zookeepers:
+            server.start()
+        for server in self.zookeepers:
+            server.wait_ready(timeout=90.0)
+
+    def zookeeper_leader(self, timeout: float = 60.0) -> ZooKeeperServer:
+        """The ensemble's current leader (waits for an election to finish)."""
+        found: list[ZooKeeperServer] = []
+
+        def elected() -> bool:
+            found[:] = [
+                s
+                for s in self.zookeepers
+                if s.process is not None and s.process.is_running() and s.mode() == "leader"
+            ]
+            return bool(found)
+
+        wait_until(elected, timeout=timeout, what="a ZooKeeper leader to be elected")
+        return found[0]
+
+    def kill_zookeeper(self, server: ZooKeeperServer) -> None:
+        """``kill -9`` one ZooKeeper server (its data stays for :meth:`restart_zookeeper`)."""
+        assert server.process is not None
+        server.process.kill()
+
+    def restart_zookeeper(self, server: ZooKeeperServer, *, wait: bool = True) -> None:
+        """Start a killed or stopped ZooKeeper server again with the same id, ports and data."""
+        server.start()
+        if wait:
+            server.wait_ready(timeout=90.0)
 
     def _start_brokers(self) -> None:
         self.progress(
@@ -179,7 +250,7 @@ class LocalStack:
             port=self._port(10 + broker_id, f"Kafka broker {broker_id}"),
             workdir=self.state_dir / f"kafka-{broker_id}",
             libs=self.kafka_libs,
-            zk_connect=f"{self.zookeeper.connect}{self.spec.chroot}",
+            zk_connect=f"{self.zk_hosts}{self.spec.chroot}",
             cluster_size=max(self.spec.brokers, len(self.brokers) + 1),
             extra_properties=extra or {},
         )
@@ -206,7 +277,7 @@ class LocalStack:
     def zk_client(self, timeout: float = 15.0) -> KazooClient:
         """A started kazoo client on the Kafka chroot (the caller stops it)."""
         assert self.zookeeper is not None
-        client = KazooClient(hosts=f"{self.zookeeper.connect}{self.spec.chroot}", timeout=timeout)
+        client = KazooClient(hosts=f"{self.zk_hosts}{self.spec.chroot}", timeout=timeout)
         client.start(timeout=timeout)
         return client
 
@@ -234,15 +305,16 @@ class LocalStack:
             proc.stop()
         if self.controlplane is not None:
             self.controlplane.stop()
-        if self.zookeeper is not None and self.zookeeper.process is not None:
-            self.zookeeper.process.stop()
+        for server in self.zookeepers:
+            if server.process is not None:
+                server.process.stop()
 
     # ------------------------------------------------------------------ state
     def state(self) -> StackState:
         assert self.zookeeper is not None
         pids: dict[str, int] = {}
         logs: dict[str, str] = {}
-        procs: list[ManagedProcess | None] = [self.zookeeper.process]
+        procs: list[ManagedProcess | None] = [server.process for server in self.zookeepers]
         procs += [b.process for b in self.brokers.values()]
         if self.controlplane is not None:
             procs += [self.controlplane.etcd, self.controlplane.apiserver]
@@ -254,6 +326,7 @@ class LocalStack:
         return StackState(
             spec=asdict(self.spec),
             zk_port=self.zookeeper.port,
+            zk_ports=[server.port for server in self.zookeepers],
             chroot=self.spec.chroot,
             brokers=[BrokerInfo(b.broker_id, b.rack, b.port) for b in self.brokers.values()],
             pids=pids,

@@ -1,4 +1,5 @@
-"""A standalone ZooKeeper server (the one Kafka ships with) for the local stack."""
+"""A ZooKeeper server (the one Kafka ships with) for the local stack: standalone, or one member of
+a quorum (:class:`QuorumPeer` lists every member; ``kzo dev up --zookeeper-servers 3``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ def four_letter_word(port: int, word: str, timeout: float = 1.0) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+@dataclass(frozen=True)
+class QuorumPeer:
+    """One member of a ZooKeeper ensemble: its ``myid`` and its three ports on 127.0.0.1."""
+
+    server_id: int
+    client_port: int
+    quorum_port: int
+    election_port: int
+
+
 @dataclass
 class ZooKeeperServer:
     workdir: Path
@@ -36,10 +47,32 @@ class ZooKeeperServer:
     extra_config: dict[str, str] = field(default_factory=dict)
     #: More JVM options (e.g. ``-Djava.security.auth.login.config=...`` for SASL).
     jvm_options: tuple[str, ...] = ()
+    #: This server's ``myid`` in an ensemble (0: standalone).
+    server_id: int = 0
+    #: Every member of the ensemble, this one included (empty: standalone).
+    quorum: tuple[QuorumPeer, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The process name: ``zookeeper``, or ``zookeeper-<myid>`` in an ensemble."""
+        return f"zookeeper-{self.server_id}" if self.quorum else "zookeeper"
 
     @property
     def connect(self) -> str:
         return f"{ports.LOOPBACK}:{self.port}"
+
+    def _quorum_config(self, data_dir: Path) -> list[str]:
+        if not self.quorum:
+            return []
+        (data_dir / "myid").write_text(f"{self.server_id}\n")
+        return [
+            "initLimit=10",
+            "syncLimit=5",
+            *(
+                f"server.{p.server_id}={ports.LOOPBACK}:{p.quorum_port}:{p.election_port}"
+                for p in self.quorum
+            ),
+        ]
 
     def start(self) -> None:
         data_dir = self.workdir / "data"
@@ -59,6 +92,7 @@ class ZooKeeperServer:
                     "admin.enableServer=false",
                     "autopurge.snapRetainCount=3",
                     "autopurge.purgeInterval=1",
+                    *self._quorum_config(data_dir),
                     *(f"{key}={value}" for key, value in self.extra_config.items()),
                     "",
                 ]
@@ -67,17 +101,26 @@ class ZooKeeperServer:
         log4j = java.write_log4j(self.workdir / "log4j.properties")
         argv = java.java_argv(
             self.libs,
-            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+            if self.quorum
+            else "org.apache.zookeeper.server.ZooKeeperServerMain",
             [str(cfg)],
             heap="256m",
             log4j=log4j,
         )
         argv[1:1] = ["-Dzookeeper.admin.enableServer=false", *self.jvm_options]
-        self.process = ManagedProcess("zookeeper", argv, self.workdir / "zookeeper.log")
+        self.process = ManagedProcess(self.name, argv, self.workdir / "zookeeper.log")
         self.process.start()
 
     def is_serving(self) -> bool:
         return "Zookeeper version" in four_letter_word(self.port, "srvr")
+
+    def mode(self) -> str:
+        """``leader``, ``follower`` or ``standalone`` as the server says (``""``: not serving)."""
+        for line in four_letter_word(self.port, "srvr").splitlines():
+            if line.startswith("Mode:"):
+                return line.split(":", 1)[1].strip()
+        return ""
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         wait_until(self.is_serving, timeout=timeout, what="ZooKeeper to serve", process=self.process)
