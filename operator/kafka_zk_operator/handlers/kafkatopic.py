@@ -95,11 +95,21 @@ def _reconcile(
     memo: Any,
     index: kopf.Index[Any, Any],
     status: Mapping[str, Any],
+    *,
+    resync: bool = False,
 ) -> None:
+    """``resync``: the periodic timer, which never asks kopf for an early retry - its next tick is
+    the retry. With thousands of topics and ZooKeeper down, per-topic retries every few seconds
+    (each one a kopf state patch) flooded the API server and starved the events of new resources
+    (found by the quorum-loss fault test)."""
     for key in config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")):
         patch.metadata.annotations[key] = None
     with _locks.held(str(body.get("metadata", {}).get("uid", ""))):
-        _reconcile_now(body, patch, memo, index, status)
+        try:
+            _reconcile_now(body, patch, memo, index, status)
+        except kopf.TemporaryError:
+            if not resync:
+                raise
 
 
 def _reconcile_now(
@@ -236,7 +246,7 @@ def kafkatopic_update(
 def kafkatopic_resync(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
 ) -> None:
-    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
+    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status, resync=True)
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

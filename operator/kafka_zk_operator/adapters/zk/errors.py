@@ -6,13 +6,26 @@ import contextlib
 from collections.abc import Iterator
 
 from kazoo import exceptions as kz
+from kazoo.client import KazooClient
+from kazoo.protocol.states import KazooState
 
 from kafka_zk_operator.domain import errors
 
 
 @contextlib.contextmanager
-def mapped(path: str) -> Iterator[None]:
-    """Run a ZooKeeper operation on ``path``; raise domain errors (chained) instead of kazoo's."""
+def mapped(client: KazooClient, path: str) -> Iterator[None]:
+    """Run a ZooKeeper operation on ``path``; raise domain errors (chained) instead of kazoo's.
+
+    Fails fast while the connection is down: kazoo queues a request made while it reconnects and
+    blocks its caller until the connection is back, which during a quorum loss means every
+    reconcile hangs for the whole outage (no status, no event, every worker thread taken). Such a
+    request is never sent, so nothing is half-written.
+    """
+    if client.state != KazooState.CONNECTED:
+        raise errors.ClusterUnavailable(
+            f"ZooKeeper is unreachable (the session is {client.state.lower()}: reconnecting) while "
+            f"accessing {path}; nothing was written, the operator retries"
+        )
     try:
         yield
     except (kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError) as exc:

@@ -38,7 +38,7 @@ class AdminRequestStore(StoreBase):
         controllers do when deletion is disabled. False when it was already gone."""
         tx, paths = self._transaction()
         path = znodes_admin.delete_topic_path(topic)
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             stat = self.client.exists(path)
         if stat is None:
             return False

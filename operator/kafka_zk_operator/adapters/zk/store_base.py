@@ -63,7 +63,7 @@ class StoreBase:
             self.on_write()
 
     def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             try:
                 data, stat = self.client.get(path)
             except NoNodeError:
@@ -71,11 +71,11 @@ class StoreBase:
         return data, stat
 
     def _exists(self, path: str) -> bool:
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             return self.client.exists(path) is not None
 
     def _children(self, path: str) -> list[str]:
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             try:
                 children: list[str] = self.client.get_children(path)
             except NoNodeError:
@@ -135,7 +135,7 @@ class StoreBase:
         return tx, [znodes_cluster.CONTROLLER_EPOCH_PATH]
 
     def _commit(self, tx: Any, paths: list[str]) -> None:
-        with zk_errors.mapped(paths[-1]):
+        with zk_errors.mapped(self.client, paths[-1]):
             results = tx.commit()
         failure = zk_errors.transaction_failure(list(results), paths)
         if failure is not None:
@@ -204,7 +204,7 @@ class StoreBase:
 
     def _live_registration_versions(self) -> dict[int, int]:
         path = znodes_brokers.BROKER_IDS_PATH
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             stat = self.client.exists(path)  # its cversion moves whenever a broker comes or goes
         if stat is None:
             return {}

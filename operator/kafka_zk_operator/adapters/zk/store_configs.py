@@ -114,7 +114,7 @@ class ConfigStore(StoreBase):
         :raises TopicBeingDeleted: it does not exist (Kafka deleted it, or is finishing).
         """
         path = znodes_topics.TopicZNode.path(topic)
-        with zk_errors.mapped(path):
+        with zk_errors.mapped(self.client, path):
             stat = self.client.exists(path)
         if stat is None:
             raise self._topic_gone(topic)

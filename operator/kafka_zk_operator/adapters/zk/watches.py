@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
+from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 #: Called with the children's names, now and after every change of the list.
@@ -20,11 +21,26 @@ ChildrenCallback = Callable[[list[str]], bool | None]
 DataCallback = Callable[[bytes | None, Any], bool | None]
 
 
+def _install(client: KazooClient, watch: Callable[[], object]) -> None:
+    """Set a watch now, or - while the connection is down - on a kazoo thread of its own.
+
+    kazoo's watch recipes read their znode in their constructor and, disconnected, wait for the
+    connection to come back: a reconcile that starts watching a new topic during a ZooKeeper
+    outage would hang for the whole outage instead of reporting it (found by the quorum-loss
+    fault test). The watch is then set when the connection returns.
+    """
+    if client.state == KazooState.CONNECTED:
+        watch()
+    else:
+        client.handler.spawn(watch)
+
+
 def watch_children(client: KazooClient, path: str, callback: ChildrenCallback) -> None:
-    """Call ``callback`` with the children of ``path`` now and whenever they change."""
-    ChildrenWatch(client, path, callback)
+    """Call ``callback`` with the children of ``path`` now (once connected) and whenever they change."""
+    _install(client, lambda: ChildrenWatch(client, path, callback))
 
 
 def watch_data(client: KazooClient, path: str, callback: DataCallback) -> None:
-    """Call ``callback`` with the data of ``path`` now and whenever it changes (or appears, goes)."""
-    DataWatch(client, path, callback)
+    """Call ``callback`` with the data of ``path`` now (once connected) and whenever it changes
+    (or appears, goes)."""
+    _install(client, lambda: DataWatch(client, path, callback))
