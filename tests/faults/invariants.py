@@ -1,0 +1,120 @@
+"""The invariant checker every fault test ends with: desired state == Kafka's state, nothing leaked.
+
+Desired state is read from the API server (every KafkaTopic of the test's namespace); Kafka's
+state through a Kafka client (kafka-python's admin client: partitions, replication factor, topic
+configs). What the operator may leave behind is read with a plain kazoo client straight from
+ZooKeeper (no project code): ``/admin/reassign_partitions``, deletion markers under
+``/admin/delete_topics``, throttle rates under ``/config/brokers``, throttled-replica lists on
+topics. Resources with a ``deletionTimestamp`` must be gone (no finalizer left behind).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from kazoo.client import KazooClient
+from kubernetes import client
+
+from tests.e2e.conftest import GROUP, VERSION
+from tests.e2e.kafka_client import KafkaView
+
+THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+def _items(api_client: client.ApiClient, namespace: str, plural: str) -> list[dict[str, Any]]:
+    api = client.CustomObjectsApi(api_client)
+    listed = cast("dict[str, Any]", api.list_namespaced_custom_object(GROUP, VERSION, namespace, plural))
+    return list(listed.get("items") or [])
+
+
+def _ready(body: dict[str, Any]) -> bool:
+    status = body.get("status") or {}
+    fresh = status.get("observedGeneration") == (body.get("metadata") or {}).get("generation")
+    return fresh and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+    )
+
+
+def topic_violations(api_client: client.ApiClient, namespace: str, kafka: KafkaView) -> list[str]:
+    """Every KafkaTopic of ``namespace`` Ready and exactly as its spec says in Kafka."""
+    found: list[str] = []
+    names = kafka.topic_names()
+    for body in _items(api_client, namespace, "kafkatopics"):
+        meta, spec = body["metadata"], body.get("spec") or {}
+        ref = f"{namespace}/{meta['name']}"
+        if meta.get("deletionTimestamp"):
+            found.append(
+                f"{ref}: still present with a deletionTimestamp (finalizer {meta.get('finalizers')})"
+            )
+            continue
+        if not _ready(body):
+            found.append(f"{ref}: not Ready ({(body.get('status') or {}).get('conditions')})")
+        topic = str(spec.get("topicName") or meta["name"])
+        if topic not in names:
+            found.append(f"{ref}: Kafka has no topic {topic!r}")
+            continue
+        described = kafka.describe(topic) or {}
+        if len(described) != int(spec["partitions"]):
+            found.append(f"{ref}: {len(described)} partitions in Kafka, spec says {spec['partitions']}")
+        wrong_rf = sorted(
+            p for p, d in described.items() if len(d["replicas"]) != int(spec["replicationFactor"])
+        )
+        if wrong_rf:
+            found.append(f"{ref}: partitions {wrong_rf} do not have {spec['replicationFactor']} replicas")
+        configs = kafka.configs(topic)
+        for key, value in (spec.get("config") or {}).items():
+            if configs.get(key) != str(value):
+                found.append(f"{ref}: {key}={configs.get(key)!r} in Kafka, spec says {value!r}")
+        leaked = {key: configs[key] for key in THROTTLED_REPLICAS if configs.get(key)}
+        if leaked:
+            found.append(f"{ref}: throttled replicas left on topic {topic}: {leaked}")
+    return found
+
+
+def zookeeper_violations(zk: KazooClient) -> list[str]:
+    """No reassignment znode, no deletion marker, no throttle rate left in ZooKeeper."""
+    found: list[str] = []
+    if zk.exists("/admin/reassign_partitions"):
+        found.append("/admin/reassign_partitions still exists")
+    if zk.exists("/admin/delete_topics"):
+        markers = zk.get_children("/admin/delete_topics")
+        if markers:
+            found.append(f"deletion markers left under /admin/delete_topics: {sorted(markers)}")
+    if zk.exists("/config/brokers"):
+        for broker in zk.get_children("/config/brokers"):
+            data, _ = zk.get(f"/config/brokers/{broker}")
+            config = (json.loads(data) if data else {}).get("config") or {}
+            rates = {key: config[key] for key in THROTTLE_RATES if key in config}
+            if rates:
+                found.append(f"broker {broker} keeps replication throttle rates {rates}")
+    return found
+
+
+def reassignment_violations(api_client: client.ApiClient, namespace: str) -> list[str]:
+    """Every PartitionReassignment finished, none left half-deleted."""
+    found: list[str] = []
+    for body in _items(api_client, namespace, "partitionreassignments"):
+        meta, status = body["metadata"], body.get("status") or {}
+        ref = f"{namespace}/{meta['name']}"
+        if meta.get("deletionTimestamp"):
+            found.append(
+                f"{ref}: still present with a deletionTimestamp (finalizers {meta.get('finalizers')})"
+            )
+        if status.get("phase") not in ("Completed", "Stopped", "Failed"):
+            found.append(f"{ref}: phase {status.get('phase')!r}, not finished")
+        throttle = status.get("throttle") or {}
+        if throttle.get("batch") or throttle.get("applied"):
+            found.append(f"{ref}: status still records an applied throttle {throttle}")
+    return found
+
+
+def all_violations(
+    api_client: client.ApiClient, namespace: str, kafka: KafkaView, zk: KazooClient
+) -> list[str]:
+    return (
+        topic_violations(api_client, namespace, kafka)
+        + reassignment_violations(api_client, namespace)
+        + zookeeper_violations(zk)
+    )

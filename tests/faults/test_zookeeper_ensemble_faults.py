@@ -1,0 +1,138 @@
+"""Faults of the ZooKeeper ensemble itself: its leader killed mid-burst, its quorum lost for 60 s,
+and a leader loss overlapping an operator SIGKILL. Each test names its promise in its docstring
+and ends with the invariant checker."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from kazoo.client import KazooClient
+from kubernetes import client
+
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
+from tests.conftest import KafkaCluster
+from tests.e2e.conftest import Resources, kafkatopic
+from tests.e2e.kafka_client import KafkaView
+from tests.faults.conftest import assert_converged
+from tests.integration.helpers import wait_for
+
+BURST = 300
+CONFIG = {"retention.ms": "3600000"}
+
+
+def _written_once(zk: KazooClient, topic: str) -> list[str]:
+    """The operator wrote the topic's znodes once: ``/config/topics/<t>`` is at version 0, and
+    ``/brokers/topics/<t>`` at version 1 - the operator's create, then Kafka's controller writing
+    the ``topic_id`` back (a 2.8+ controller does that to a topic created without one, as Kafka's
+    own ZooKeeper tools create them)."""
+    found = []
+    config = zk.exists(f"/config/topics/{topic}")
+    if config is None or config.version != 0:
+        found.append(f"/config/topics/{topic}: {'missing' if config is None else f'version {config.version}'}")
+    data, stat = zk.get(f"/brokers/topics/{topic}")
+    if stat.version != 1 or "topic_id" not in json.loads(data):
+        found.append(f"/brokers/topics/{topic}: version {stat.version}, data {data[:200]!r}")
+    return found
+
+
+def test_zookeeper_leader_killed_during_a_topic_burst(
+    ensemble: KafkaCluster,
+    api: client.ApiClient,
+    topics: Resources,
+    ns: str,
+    kafka_view: KafkaView,
+    zk: KazooClient,
+    operator_up: OperatorProcess,
+) -> None:
+    """Promise: killing the ZooKeeper leader (kill -9) in the middle of a burst of KafkaTopic
+    creates loses no topic and creates none twice: every topic ends Ready and exactly as specified
+    in Kafka, its znodes written once, and the operator never restarts."""
+    names = [f"{ns}-burst-{i:03d}" for i in range(BURST)]
+    for name in names[: BURST // 2]:
+        topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
+    leader = ensemble.stack.zookeeper_leader()
+    ensemble.stack.kill_zookeeper(leader)
+    for name in names[BURST // 2 :]:
+        topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
+    new_leader = ensemble.stack.zookeeper_leader()
+    assert new_leader is not leader
+    ensemble.stack.restart_zookeeper(leader)
+    assert_converged(api, ns, kafka_view, zk, timeout=300)
+    twice = [problem for name in names for problem in _written_once(zk, name)]
+    assert not twice, twice[:20]
+    assert operator_up.proc is not None and operator_up.proc.poll() is None, "the operator exited"
+
+
+def test_quorum_lost_for_60_seconds(
+    ensemble: KafkaCluster,
+    api: client.ApiClient,
+    topics: Resources,
+    ns: str,
+    kafka_view: KafkaView,
+    operator_up: OperatorProcess,
+) -> None:
+    """Promise: while ZooKeeper has no quorum (2 of 3 servers killed for 60 s) nothing is
+    half-written: a topic created meanwhile reports ClusterUnavailable, then is created exactly
+    once when the quorum returns; a config change made meanwhile is applied exactly once."""
+    kept, created = f"{ns}-kept", f"{ns}-during-outage"
+    topics.create(ns, kafkatopic(kept, partitions=2, rf=3, config=CONFIG))
+    topics.wait_ready(ns, kept)
+    leader = ensemble.stack.zookeeper_leader()
+    follower = next(s for s in ensemble.stack.zookeepers if s is not leader)
+    lost_at = time.monotonic()
+    ensemble.stack.kill_zookeeper(leader)
+    ensemble.stack.kill_zookeeper(follower)
+    topics.create(ns, kafkatopic(created, partitions=2, rf=3, config=CONFIG))
+    topics.patch(ns, kept, {"spec": {"config": {"retention.ms": "7200000"}}})
+    reported = wait_for(
+        lambda: (
+            (topics.condition(ns, created) or {}).get("reason") in ("ClusterUnavailable", "ZooKeeperError")
+            or None
+        ),
+        timeout=55,
+        what=f"{created} to report that ZooKeeper is unavailable",
+    )
+    assert reported
+    time.sleep(max(0.0, 60 - (time.monotonic() - lost_at)))
+    ensemble.stack.restart_zookeeper(leader, wait=False)
+    ensemble.stack.restart_zookeeper(follower)
+    # The brokers' sessions expired meanwhile: they register again before the topic can be Ready.
+    ensemble.stack.wait_brokers_registered(set(ensemble.stack.brokers), timeout=180)
+    with ensemble.zk_session() as zk:  # a session older than the outage has expired with it
+        assert_converged(api, ns, kafka_view, zk, timeout=300)
+        assert not _written_once(zk, created)
+        config_stat = zk.exists(f"/config/topics/{kept}")
+        assert config_stat is not None and config_stat.version == 1, "the config change was not written once"
+    assert kafka_view.configs(kept).get("retention.ms") == "7200000"
+
+
+def test_zookeeper_leader_loss_overlapping_an_operator_sigkill(
+    ensemble: KafkaCluster,
+    api: client.ApiClient,
+    topics: Resources,
+    ns: str,
+    kafka_view: KafkaView,
+    zk: KazooClient,
+    operator_up: OperatorProcess,
+) -> None:
+    """Promise: two overlapping faults (the ZooKeeper leader killed, and the operator SIGKILLed
+    while it creates topics) still end with every topic Ready, exactly as specified, and created
+    once: the operator started again picks up where the dead one stopped."""
+    names = [f"{ns}-overlap-{i:03d}" for i in range(100)]
+    for name in names:
+        topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
+    wait_for(
+        lambda: any((topics.condition(ns, n) or {}).get("status") == "True" for n in names[:20]) or None,
+        timeout=60,
+        what="the first topics of the burst to be Ready",
+    )
+    leader = ensemble.stack.zookeeper_leader()
+    ensemble.stack.kill_zookeeper(leader)
+    operator_up.kill()
+    time.sleep(5)
+    ensemble.stack.restart_zookeeper(leader)
+    operator_up.start()
+    assert_converged(api, ns, kafka_view, zk, timeout=300)
+    twice = [problem for name in names for problem in _written_once(zk, name)]
+    assert not twice, twice[:20]
