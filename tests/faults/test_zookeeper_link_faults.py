@@ -2,8 +2,8 @@
 and the connection cut while a create or a config-change transaction is in flight - once after
 ZooKeeper committed it, so that the answer is lost.
 
-Here the operator reaches the ensemble only through one proxy per ZooKeeper server; the suite's
-own operator is stopped meanwhile (two operators would both reconcile the resources).
+Here the operator reaches the ensemble only through one proxy per ZooKeeper server and serves the
+test's namespace only; the suite's own operator is stopped meanwhile.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -22,7 +23,7 @@ from kafka_zk_operator.devstack.toxiproxy import Proxy, Stream, ToxiproxyServer
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
-from tests.faults.conftest import assert_converged
+from tests.faults.conftest import assert_converged, operator_process
 from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
@@ -45,26 +46,30 @@ def toxiproxy(ensemble: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="module")
+def suite_operator_paused(fault_operator: OperatorProcess) -> Iterator[None]:
+    """The suite's own operator is stopped while this module runs (two operators would both
+    reconcile the resources)."""
+    fault_operator.stop()
+    try:
+        yield
+    finally:
+        fault_operator.start()
+
+
+@pytest.fixture
 def proxied_operator(
     ensemble: KafkaCluster,
-    fault_operator: OperatorProcess,
+    suite_operator_paused: None,
     toxiproxy: list[Proxy],
-    tmp_path_factory: pytest.TempPathFactory,
+    ns: str,
+    tmp_path: Path,
 ) -> Iterator[OperatorProcess]:
-    """``kzo operator`` whose ZooKeeper connect string names the proxies."""
-    fault_operator.stop()
-    process = OperatorProcess(
-        kubeconfig=ensemble.kubeconfig,
-        zk_connect=",".join(p.address for p in toxiproxy) + ensemble.chroot,
-        log_path=tmp_path_factory.mktemp("proxied-operator") / "operator.log",
-        extra_env={"KZO_CREATE_WAIT_SECONDS": "10", "KZO_RESYNC_SECONDS": "60"},
-    )
-    process.start()
-    try:
+    """``kzo operator`` whose ZooKeeper connect string names the proxies, serving only the test's
+    namespace (the topics of earlier tests would otherwise queue ahead of its own, each read
+    through the slowed link)."""
+    through_proxies = ",".join(p.address for p in toxiproxy) + ensemble.chroot
+    with operator_process(ensemble, through_proxies, tmp_path / "operator.log", KZO_NAMESPACES=ns) as process:
         yield process
-    finally:
-        process.stop()
-        fault_operator.start()
 
 
 @pytest.fixture
