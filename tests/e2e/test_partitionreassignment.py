@@ -432,37 +432,44 @@ def test_pre_existing_throttles_are_untouched_and_restored(
     fill(kafka, unique_topic, count=100)
     # Someone else's throttles, written the way ZooKeeper-mode admin tools write them.
     probe.write_config("brokers", "3", {"follower.replication.throttled.rate": "4242"})
-    probe.write_config("topics", unique_topic, {"leader.replication.throttled.replicas": "0:9"})
-    wait_for(lambda: probe.broker_config(3).get("follower.replication.throttled.rate") == "4242")
-    wait_for(lambda: probe.topic_config(unique_topic).get("leader.replication.throttled.replicas") == "0:9")
+    try:
+        probe.write_config("topics", unique_topic, {"leader.replication.throttled.replicas": "0:9"})
+        wait_for(lambda: probe.broker_config(3).get("follower.replication.throttled.rate") == "4242")
+        wait_for(lambda: probe.topic_config(unique_topic).get("leader.replication.throttled.replicas") == "0:9")
 
-    kprs.create(
-        namespace,
-        reassignment(
-            "keep-others",
-            mode="Explicit",
-            throttle=SLOW,
-            partitions=[{"topic": unique_topic, "partition": 0, "replicas": [3, 1]}],
-        ),
-    )
-    during = wait_for(
-        lambda: (
-            c
-            if (c := probe.topic_config(unique_topic)).get("follower.replication.throttled.replicas")
-            else None
-        ),
-        interval=0.1,
-        what="the operator's throttle",
-    )
-    assert during["leader.replication.throttled.replicas"].split(",") == ["0:9", "0:1", "0:2"]
-    assert probe.broker_config(3)["follower.replication.throttled.rate"] == str(SLOW)
+        kprs.create(
+            namespace,
+            reassignment(
+                "keep-others",
+                mode="Explicit",
+                throttle=SLOW,
+                partitions=[{"topic": unique_topic, "partition": 0, "replicas": [3, 1]}],
+            ),
+        )
+        during = wait_for(
+            lambda: (
+                c
+                if (c := probe.topic_config(unique_topic)).get("follower.replication.throttled.replicas")
+                else None
+            ),
+            interval=0.1,
+            what="the operator's throttle",
+        )
+        assert during["leader.replication.throttled.replicas"].split(",") == ["0:9", "0:1", "0:2"]
+        assert probe.broker_config(3)["follower.replication.throttled.rate"] == str(SLOW)
 
-    wait_phase(kprs, namespace, "keep-others", "Completed", timeout=120)
-    assert probe.topic_config(unique_topic) == {"leader.replication.throttled.replicas": "0:9"}
-    assert probe.broker_config(3) == {"follower.replication.throttled.rate": "4242"}
-    assert probe.operator_throttles([1, 2], []) == {}
-    assert kafka_broker_throttles(kafka, 3) == {"follower.replication.throttled.rate": "4242"}
-    probe.write_config("brokers", "3", {})
+        wait_phase(kprs, namespace, "keep-others", "Completed", timeout=120)
+        assert probe.topic_config(unique_topic) == {"leader.replication.throttled.replicas": "0:9"}
+        assert probe.broker_config(3) == {"follower.replication.throttled.rate": "4242"}
+        assert probe.operator_throttles([1, 2], []) == {}
+        # Kafka applies a config change when it processes the notification: eventually, not at once.
+        wait_for(
+            lambda: kafka_broker_throttles(kafka, 3) == {"follower.replication.throttled.rate": "4242"},
+            timeout=15,
+            what="Kafka to report the restored rate",
+        )
+    finally:  # never leave broker 3 throttled to 4 KB/s for the tests that follow
+        probe.write_config("brokers", "3", {})
 
 
 # ------------------------------------------------------------------ approval, queue, stop, delete
