@@ -80,7 +80,8 @@ class ObservedTopic:
     #: ZooKeeper data version of ``/config/topics/<t>`` as read: a config write is conditional on
     #: it (``None``: the znode did not exist, so the write must create it).
     config_version: int | None = None
-    #: ZooKeeper data version of ``/brokers/topics/<t>`` as read (``None``: no topic znode).
+    #: ZooKeeper data version of ``/brokers/topics/<t>`` as read: adding partitions is conditional
+    #: on it (``None``: no topic znode).
     assignment_version: int | None = None
 
     @property

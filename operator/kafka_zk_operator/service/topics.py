@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, topic_config
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
@@ -257,12 +257,13 @@ def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
             ConfigEntityType.TOPICS, topic, plan.alter_config.config, expected_version=observed.config_version
         )
     if plan.grow is not None:
-        # Read right before the write it guards (the config write did not touch it); the write is
-        # conditional on that version.
-        current = store.read_assignment(topic)
-        if current is None:
+        # Conditional on the topic znode as observed, which the new partitions were planned from
+        # (the config write does not touch it): a change since fails the write, and the next pass
+        # plans again.
+        if observed.assignment is None or observed.assignment_version is None:
             raise errors.VersionConflict(f"topic {topic!r} disappeared while adding partitions")
-        store.add_partitions(topic, plan.grow.new_assignment, expected=current)
+        expected = Versioned(observed.assignment, observed.assignment_version)
+        store.add_partitions(topic, plan.grow.new_assignment, expected=expected)
 
 
 def _wait_for_leaders(store: ZkStore, topic: str, partitions: int, timeout: float) -> None:
