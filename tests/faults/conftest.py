@@ -131,6 +131,14 @@ def reassignments(api: client.ApiClient, operator_up: OperatorProcess) -> Resour
     return Resources(api, "partitionreassignments")
 
 
+@pytest.fixture
+def fourth_broker(ensemble: KafkaCluster) -> int:
+    """Broker 4 (rack-a), started once for the tests that move replicas to a broker not yet used."""
+    if 4 not in ensemble.stack.brokers:
+        ensemble.stack.add_broker(4, "rack-a")
+    return 4
+
+
 @pytest.fixture(autouse=True)
 def zookeeper_quorum_whole(ensemble: KafkaCluster) -> Iterator[None]:
     """Every ZooKeeper server runs before and after each test (a failed test may leave one down)."""

@@ -37,6 +37,14 @@ def _ready(body: dict[str, Any]) -> bool:
     )
 
 
+def _held_by_finalizer(ref: str, meta: dict[str, Any], found: list[str]) -> bool:
+    """A deleted resource still present (a finalizer left behind) is a violation."""
+    if not meta.get("deletionTimestamp"):
+        return False
+    found.append(f"{ref}: still present with a deletionTimestamp (finalizers {meta.get('finalizers')})")
+    return True
+
+
 def topic_violations(api_client: client.ApiClient, namespace: str, kafka: KafkaView) -> list[str]:
     """Every KafkaTopic of ``namespace`` Ready and exactly as its spec says in Kafka."""
     found: list[str] = []
@@ -44,10 +52,7 @@ def topic_violations(api_client: client.ApiClient, namespace: str, kafka: KafkaV
     for body in _items(api_client, namespace, "kafkatopics"):
         meta, spec = body["metadata"], body.get("spec") or {}
         ref = f"{namespace}/{meta['name']}"
-        if meta.get("deletionTimestamp"):
-            found.append(
-                f"{ref}: still present with a deletionTimestamp (finalizer {meta.get('finalizers')})"
-            )
+        if _held_by_finalizer(ref, meta, found):
             continue
         if not _ready(body):
             found.append(f"{ref}: not Ready ({(body.get('status') or {}).get('conditions')})")
@@ -98,10 +103,7 @@ def reassignment_violations(api_client: client.ApiClient, namespace: str) -> lis
     for body in _items(api_client, namespace, "partitionreassignments"):
         meta, status = body["metadata"], body.get("status") or {}
         ref = f"{namespace}/{meta['name']}"
-        if meta.get("deletionTimestamp"):
-            found.append(
-                f"{ref}: still present with a deletionTimestamp (finalizers {meta.get('finalizers')})"
-            )
+        _held_by_finalizer(ref, meta, found)
         if status.get("phase") not in ("Completed", "Stopped", "Failed"):
             found.append(f"{ref}: phase {status.get('phase')!r}, not finished")
         throttle = status.get("throttle") or {}

@@ -84,18 +84,20 @@ def test_broker_killed_during_a_reassignment_under_acks_all_writes(
     ns: str,
     kafka_view: KafkaView,
     zk: KazooClient,
+    fourth_broker: int,
 ) -> None:
     """Promise: a broker killed -9 while a throttled reassignment moves a topic that a producer
     writes to with acks=all (min.insync.replicas=2) loses no acknowledged message - every one is
     consumed afterwards, with its content - the reassignment completes once the broker is back,
     and its throttles are gone at the end."""
     topic = f"{ns}-acked"
-    topics.create(ns, kafkatopic(topic, partitions=3, rf=3, config={"min.insync.replicas": "2"}))
+    on_first_three = {"0": [1, 2, 3], "1": [2, 3, 1], "2": [3, 1, 2]}  # broker 4 holds nothing yet
+    topics.create(
+        ns, kafkatopic(topic, partitions=3, rf=3, config={"min.insync.replicas": "2"}, assignment=on_first_three)
+    )
     topics.wait_ready(ns, topic)
     for partition in range(3):
         fill(kafka_view, topic, count=1500, size=1000, partition=partition)
-    if 4 not in ensemble.stack.brokers:
-        ensemble.stack.add_broker(4, "rack-a")
     described = kafka_view.describe(topic) or {}
     wanted = {p: [4 if b == 1 else b for b in d["replicas"]] for p, d in described.items()}
 

@@ -32,12 +32,11 @@ def test_zookeeper_leader_killed_during_a_reassignment_batch(
     ns: str,
     kafka_view: KafkaView,
     zk: KazooClient,
+    fourth_broker: int,
 ) -> None:
     """Promise: killing the ZooKeeper leader while a throttled batch is in flight starts no batch
     twice and leaves no throttle or reassignment znode behind: the reassignment completes with every
     partition on exactly the replicas asked for."""
-    if 4 not in ensemble.stack.brokers:
-        ensemble.stack.add_broker(4, "rack-a")
     topic = f"{ns}-moving"
     topics.create(ns, kafkatopic(topic, partitions=3, rf=2))
     topics.wait_ready(ns, topic)
