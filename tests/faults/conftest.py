@@ -61,11 +61,12 @@ OPERATOR_ENV = {"KZO_CREATE_WAIT_SECONDS": "10", "KZO_RESYNC_SECONDS": "60"}
 
 @contextlib.contextmanager
 def operator_process(
-    ensemble: KafkaCluster, zk_connect: str, log_path: Path, **env: str
+    ensemble: KafkaCluster, zk_connect: str, log_path: Path, kubeconfig: Path | None = None, **env: str
 ) -> Iterator[OperatorProcess]:
-    """``kzo operator`` against the ensemble's API server and ``zk_connect``, stopped afterwards."""
+    """``kzo operator`` against the ensemble's API server (or the one ``kubeconfig`` names) and
+    ``zk_connect``, stopped afterwards."""
     process = OperatorProcess(
-        kubeconfig=ensemble.kubeconfig,
+        kubeconfig=kubeconfig or ensemble.kubeconfig,
         zk_connect=zk_connect,
         log_path=log_path,
         extra_env={**OPERATOR_ENV, **env},

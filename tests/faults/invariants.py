@@ -120,3 +120,21 @@ def all_violations(
         + reassignment_violations(api_client, namespace)
         + zookeeper_violations(zk)
     )
+
+
+def written_once(zk: KazooClient, topic: str, config_changes: int = 0) -> list[str]:
+    """The operator wrote the topic's znodes once: ``/config/topics/<t>`` is at version 0 (or
+    ``config_changes`` when the test changed the config that many times), and
+    ``/brokers/topics/<t>`` at version 1 - the operator's create, then Kafka's controller writing
+    the ``topic_id`` back (a 2.8+ controller does that to a topic created without one, as Kafka's
+    own ZooKeeper tools create them)."""
+    found = []
+    config = zk.exists(f"/config/topics/{topic}")
+    if config is None or config.version != config_changes:
+        found.append(
+            f"/config/topics/{topic}: {'missing' if config is None else f'version {config.version}'}"
+        )
+    data, stat = zk.get(f"/brokers/topics/{topic}")
+    if stat.version != 1 or "topic_id" not in json.loads(data):
+        found.append(f"/brokers/topics/{topic}: version {stat.version}, data {data[:200]!r}")
+    return found

@@ -4,7 +4,6 @@ and ends with the invariant checker."""
 
 from __future__ import annotations
 
-import json
 import time
 
 from kazoo.client import KazooClient
@@ -15,27 +14,11 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.faults.conftest import assert_converged_despite_controller_defect
+from tests.faults.invariants import written_once
 from tests.integration.helpers import wait_for
 
 BURST = 300
 CONFIG = {"retention.ms": "3600000"}
-
-
-def _written_once(zk: KazooClient, topic: str) -> list[str]:
-    """The operator wrote the topic's znodes once: ``/config/topics/<t>`` is at version 0, and
-    ``/brokers/topics/<t>`` at version 1 - the operator's create, then Kafka's controller writing
-    the ``topic_id`` back (a 2.8+ controller does that to a topic created without one, as Kafka's
-    own ZooKeeper tools create them)."""
-    found = []
-    config = zk.exists(f"/config/topics/{topic}")
-    if config is None or config.version != 0:
-        found.append(
-            f"/config/topics/{topic}: {'missing' if config is None else f'version {config.version}'}"
-        )
-    data, stat = zk.get(f"/brokers/topics/{topic}")
-    if stat.version != 1 or "topic_id" not in json.loads(data):
-        found.append(f"/brokers/topics/{topic}: version {stat.version}, data {data[:200]!r}")
-    return found
 
 
 def test_zookeeper_leader_killed_during_a_topic_burst(
@@ -63,7 +46,7 @@ def test_zookeeper_leader_killed_during_a_topic_burst(
     ensemble.stack.restart_zookeeper(leader)
     assert_converged_despite_controller_defect(ensemble, api, ns, kafka_view, zk)
     print(f"[figures] {BURST} topics converged {time.monotonic() - started:.0f} s after the first create")
-    twice = [problem for name in names for problem in _written_once(zk, name)]
+    twice = [problem for name in names for problem in written_once(zk, name)]
     assert not twice, twice[:20]
     assert operator_up.proc is not None and operator_up.proc.poll() is None, "the operator exited"
 
@@ -105,7 +88,7 @@ def test_quorum_lost_for_60_seconds(
     ensemble.stack.wait_brokers_registered(set(ensemble.stack.brokers), timeout=180)
     with ensemble.zk_session() as zk:  # a session older than the outage has expired with it
         assert_converged_despite_controller_defect(ensemble, api, ns, kafka_view, zk)
-        assert not _written_once(zk, created)
+        assert not written_once(zk, created)
         config_stat = zk.exists(f"/config/topics/{kept}")
         assert config_stat is not None and config_stat.version == 1, "the config change was not written once"
     assert kafka_view.configs(kept).get("retention.ms") == "7200000"
@@ -138,5 +121,5 @@ def test_zookeeper_leader_loss_overlapping_an_operator_sigkill(
     ensemble.stack.restart_zookeeper(leader)
     operator_up.start()
     assert_converged_despite_controller_defect(ensemble, api, ns, kafka_view, zk)
-    twice = [problem for name in names for problem in _written_once(zk, name)]
+    twice = [problem for name in names for problem in written_once(zk, name)]
     assert not twice, twice[:20]

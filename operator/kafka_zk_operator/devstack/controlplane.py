@@ -51,6 +51,11 @@ class ControlPlane:
 
     def start(self) -> None:
         self._write_certificates()
+        self.start_etcd()
+        self.start_apiserver()
+
+    def start_etcd(self) -> None:
+        """Start etcd (again, after :meth:`kill_etcd`: same ports, same data) and wait until healthy."""
         etcd_url = f"http://{ports.LOOPBACK}:{self.etcd_port}"
         etcd_argv = [
             str(self.bins / "etcd"),
@@ -67,10 +72,12 @@ class ControlPlane:
         self.etcd.start()
         wait_until(self._etcd_healthy, timeout=60, what="etcd to become healthy", process=self.etcd)
 
+    def start_apiserver(self) -> None:
+        """Start kube-apiserver (again, after :meth:`kill_apiserver`) and wait for ``/readyz``."""
         c = self.cert_dir
         api_argv = [
             str(self.bins / "kube-apiserver"),
-            f"--etcd-servers={etcd_url}",
+            f"--etcd-servers=http://{ports.LOOPBACK}:{self.etcd_port}",
             f"--cert-dir={c}",
             f"--tls-cert-file={c / 'apiserver.crt'}",
             f"--tls-private-key-file={c / 'apiserver.key'}",
@@ -90,6 +97,16 @@ class ControlPlane:
         self.apiserver = ManagedProcess("kube-apiserver", api_argv, self.workdir / "kube-apiserver.log")
         self.apiserver.start()
         wait_until(self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver)
+
+    def kill_apiserver(self) -> None:
+        """``kill -9`` kube-apiserver, as a crash would (for fault tests)."""
+        assert self.apiserver is not None
+        self.apiserver.kill()
+
+    def kill_etcd(self) -> None:
+        """``kill -9`` etcd; its data directory stays for :meth:`start_etcd`."""
+        assert self.etcd is not None
+        self.etcd.kill()
 
     def _write_certificates(self) -> None:
         from kafka_zk_operator.devstack import certs
