@@ -9,8 +9,6 @@ the invariant checker of ``tests/faults/invariants.py``.
 from __future__ import annotations
 
 import contextlib
-import itertools
-import re
 import time
 import uuid
 from collections.abc import Generator, Iterator
@@ -28,7 +26,7 @@ from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
 from tests.e2e.conftest import ROOT, Resources
 from tests.e2e.kafka_client import KafkaView
-from tests.faults.invariants import all_violations
+from tests.faults.invariants import all_violations, controller_defect_topics, missing_topics
 
 
 @pytest.fixture(scope="package")
@@ -175,30 +173,6 @@ def assert_converged(
     _fail_on(_violations_after(api, namespace, kafka, zk, timeout), timeout)
 
 
-#: Kafka's ZooKeeper-mode controller, creating a new partition's state znode: its ZooKeeper client
-#: retries the create after a connection loss, gets NodeExists (the first attempt had landed) and
-#: leaves the partition in NewPartition - no leader is ever sent to the brokers, so Kafka does not
-#: serve the topic although ZooKeeper holds all of it. Only a new controller recovers it.
-_CONTROLLER_DEFECT = re.compile(
-    r"failed to change state for partition (\S+) from NewPartition to OnlinePartition"
-)
-_MISSING = re.compile(r": Kafka has no topic '([^']+)'$")
-
-
-def controller_defect_topics(ensemble: KafkaCluster) -> set[str]:
-    """Topics a broker's controller log shows stuck by that defect (the NodeExists failure)."""
-    stuck = set()
-    for broker in ensemble.stack.brokers.values():
-        if broker.process is None:
-            continue
-        lines = broker.process.log_path.read_text(errors="replace").splitlines()
-        for line, following in itertools.pairwise(lines):
-            found = _CONTROLLER_DEFECT.search(line)
-            if found and "NodeExistsException" in following:
-                stuck.add(found.group(1).rsplit("-", 1)[0])
-    return stuck
-
-
 def assert_converged_despite_controller_defect(
     ensemble: KafkaCluster,
     api: client.ApiClient,
@@ -212,8 +186,8 @@ def assert_converged_despite_controller_defect(
     recovery - a controller failover, ``delete /controller`` (docs/troubleshooting.md) - is applied
     and everything must then converge. The operator's own promises are checked either way."""
     found = _violations_after(api, namespace, kafka, zk, timeout)
-    missing = {m.group(1) for line in found if (m := _MISSING.search(line))}
-    if found and len(missing) == len(found) and missing <= controller_defect_topics(ensemble):
+    missing = missing_topics(found)
+    if found and len(missing) == len(found) and missing <= controller_defect_topics(ensemble.stack):
         print(f"[figures] Kafka controller defect reproduced for {sorted(missing)}; controller failover")
         zk.delete("/controller")
         found = _violations_after(api, namespace, kafka, zk, timeout)

@@ -10,12 +10,15 @@ topics. Resources with a ``deletionTimestamp`` must be gone (no finalizer left b
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from typing import Any, cast
 
 from kazoo.client import KazooClient
 from kubernetes import client
 
+from kafka_zk_operator.devstack.stack import LocalStack
 from tests.e2e.conftest import GROUP, VERSION
 from tests.e2e.kafka_client import KafkaView
 
@@ -138,3 +141,32 @@ def written_once(zk: KazooClient, topic: str, config_changes: int = 0) -> list[s
     if stat.version != 1 or "topic_id" not in json.loads(data):
         found.append(f"/brokers/topics/{topic}: version {stat.version}, data {data[:200]!r}")
     return found
+
+
+#: Kafka's ZooKeeper-mode controller, creating a new partition's state znode: its ZooKeeper client
+#: retries the create after a connection loss, gets NodeExists (the first attempt had landed) and
+#: leaves the partition in NewPartition - no leader is ever sent to the brokers, so Kafka does not
+#: serve the topic although ZooKeeper holds all of it. Only a new controller recovers it.
+_CONTROLLER_DEFECT = re.compile(
+    r"failed to change state for partition (\S+) from NewPartition to OnlinePartition"
+)
+_MISSING = re.compile(r": Kafka has no topic '([^']+)'$")
+
+
+def controller_defect_topics(stack: LocalStack) -> set[str]:
+    """Topics a broker's controller log shows stuck by that defect (the NodeExists failure)."""
+    stuck = set()
+    for broker in stack.brokers.values():
+        if broker.process is None:
+            continue
+        lines = broker.process.log_path.read_text(errors="replace").splitlines()
+        for line, following in itertools.pairwise(lines):
+            found = _CONTROLLER_DEFECT.search(line)
+            if found and "NodeExistsException" in following:
+                stuck.add(found.group(1).rsplit("-", 1)[0])
+    return stuck
+
+
+def missing_topics(violations: list[str]) -> set[str]:
+    """The topics that violations say Kafka does not serve."""
+    return {m.group(1) for line in violations if (m := _MISSING.search(line))}
