@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts, demo, tools
+from kafka_zk_operator.devstack import artifacts, demo, kerberos, tools
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
@@ -92,6 +92,12 @@ def register(subparsers: Any) -> None:
         help="comma-separated Kafka versions to fetch (default: the lines the test suite runs)",
     )
     prepare.add_argument("--no-kubernetes", action="store_true", help="skip building kube-apiserver/etcd")
+    prepare.add_argument(
+        "--no-kerberos",
+        action="store_true",
+        help="skip installing MIT Kerberos (Debian krb5-kdc, krb5-admin-server, libkrb5-dev: apt-get, as "
+        "root) and the [kerberos] extra, which the Kerberos tests need",
+    )
     prepare.set_defaults(func=_prepare)
     for name, func, text in (
         ("down", _down, "stop everything the last 'up' started"),
@@ -196,6 +202,8 @@ def _prepare(args: argparse.Namespace) -> int:
         for version in versions:
             print(f"Kafka {version}: {artifacts.kafka_libs(version)}")
         print(f"toxiproxy: {artifacts.toxiproxy_binary()}")  # the fault suite's TCP fault injector
+        if not args.no_kerberos:  # the KDC and binding of the SASL/GSSAPI tests
+            print(f"kerberos: {kerberos.prepare()}")
         if not args.no_kubernetes:
             print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
             print(f"helm: {tools.helm_binary()}")

@@ -7,6 +7,7 @@ Every problem is a one-line :class:`SettingsError` naming the key (``clusters[0]
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,21 +102,88 @@ def connect_string(value: object, what: str) -> str:
     return connect
 
 
+_SERVICE_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _keytab(section: Mapping[Any, Any], where: str) -> str | None:
+    """The ``keytab`` path, checked to be a readable MIT keytab (None when absent)."""
+    path = section.get("keytab")
+    what = f"{where}.keytab"
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path.strip():
+        raise SettingsError(f"{what} must be the path of a keytab file (a string), got {kind_of(path)}")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+    except OSError as exc:
+        reason = exc.strerror or one_line(str(exc))
+        raise SettingsError(
+            f"{what}: cannot read {plain(path)}: {reason}; check the path and that the keytab is "
+            "mounted and readable by the operator's user"
+        ) from exc
+    except ValueError as exc:  # e.g. an embedded NUL character
+        raise SettingsError(f"{what}: {show(path)} is not a usable file path ({exc})") from exc
+    if head not in zookeeper.KEYTAB_MAGIC:
+        raise SettingsError(
+            f"{what}: {plain(path)} is not a Kerberos keytab (a keytab file starts with the bytes "
+            "05 02); export the principal's key with kadmin's 'ktadd -k FILE PRINCIPAL'"
+        )
+    return path
+
+
+def _gssapi(section: Mapping[Any, Any], where: str, service: str) -> SaslSettings:
+    for key in ("username", "usernameFile", "passwordFile"):
+        if section.get(key) is not None:
+            raise SettingsError(
+                f"{where}.{key} is for DIGEST-MD5; GSSAPI (Kerberos) logs in with principal and keytab"
+            )
+    principal = (_optional_str(section, "principal", where) or "").strip()
+    if not principal or any(char.isspace() for char in principal):
+        raise SettingsError(
+            f"{where}: GSSAPI needs principal, the Kerberos principal the operator logs in as, without "
+            f"spaces (e.g. kafka/kafka-zk-operator@EXAMPLE.COM), got {show(section.get('principal'))}"
+        )
+    keytab = _keytab(section, where)
+    if not zookeeper.kerberos_binding_installed():
+        raise SettingsError(
+            f"{where}: GSSAPI needs the Python Kerberos binding (module "
+            f"'{zookeeper.KERBEROS_BINDING}'), which is not installed; install "
+            "kafka-zk-operator[kerberos] (built against MIT Kerberos, Debian libkrb5-dev)"
+        )
+    return SaslSettings(mechanism="GSSAPI", service=service, principal=principal, keytab=keytab)
+
+
 def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
     mechanism = (_optional_str(section, "mechanism", where) or "DIGEST-MD5").strip().upper()
+    if mechanism not in zookeeper.SASL_MECHANISMS:
+        raise SettingsError(
+            f"{where}.mechanism {show(mechanism)} is not a ZooKeeper SASL mechanism; use "
+            f"{' or '.join(zookeeper.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
+        )
+    service = _optional_str(section, "service", where)
+    if service is not None and not _SERVICE_NAME.fullmatch(service):
+        raise SettingsError(
+            f"{where}.service must be the service name of ZooKeeper's principal (letters, digits, "
+            f"'.', '_', '-'; default 'zookeeper'), got {show(service)}"
+        )
+    service = service or "zookeeper"
+    if mechanism == "GSSAPI":
+        return _gssapi(section, where, service)
+    if section.get("keytab") is not None:
+        raise SettingsError(
+            f"{where}.keytab is for mechanism GSSAPI (Kerberos); DIGEST-MD5 logs in with usernameFile "
+            "and passwordFile"
+        )
     sasl = SaslSettings(
         mechanism=mechanism,
         username=_read_secret_file(section, "usernameFile", where)
         or _optional_str(section, "username", where),
         password=_read_secret_file(section, "passwordFile", where),
         principal=_optional_str(section, "principal", where),
+        service=service,
     )
-    if mechanism not in zookeeper.SASL_MECHANISMS:
-        raise SettingsError(
-            f"{where}.mechanism {show(mechanism)} is not a ZooKeeper SASL mechanism; use "
-            f"{' or '.join(zookeeper.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
-        )
-    if mechanism == "DIGEST-MD5" and not (sasl.username and sasl.password):
+    if not (sasl.username and sasl.password):
         raise SettingsError(
             f"{where}: DIGEST-MD5 needs usernameFile (or username) and passwordFile, non-empty: the "
             "username and password of the brokers' JAAS Client section"
@@ -172,6 +240,23 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
     )
 
 
+def _one_keytab(clusters: list[ClusterSettings], label: str) -> None:
+    """MIT Kerberos reads the client keytab from the process environment (``KRB5_CLIENT_KTNAME``):
+    one per operator process, which may hold the keys of several principals."""
+    keytabs: dict[str, str] = {}
+    for cluster in clusters:
+        sasl = cluster.zookeeper.sasl
+        if sasl is not None and sasl.keytab is not None:
+            keytabs.setdefault(sasl.keytab, cluster.name)
+    if len(keytabs) > 1:
+        (first, a), (second, b) = list(keytabs.items())[:2]
+        raise SettingsError(
+            f"{label}: clusters {show(a)} and {show(b)} name different keytabs ({plain(first)}, "
+            f"{plain(second)}); the operator has one Kerberos client keytab: put the keys of every "
+            "principal it logs in as into one keytab file (kadmin 'ktadd -k FILE' for each) and name that"
+        )
+
+
 def kafka_version(value: object, what: str) -> kafka_lines.KafkaLine | None:
     """A ``kafkaVersion`` value: absent/empty, or a supported Kafka version as a string."""
     if value is None or value == "":
@@ -217,6 +302,7 @@ def clusters_from_file(path: str) -> tuple[list[ClusterSettings], str | None]:
     if not items:
         raise SettingsError(f"{label}: 'clusters' is empty; list at least one cluster (name and zookeeper)")
     clusters = [_cluster_from_dict(raw, f"{label}: clusters[{i}]") for i, raw in enumerate(items)]
+    _one_keytab(clusters, label)
     default_cluster = doc.get("defaultCluster")
     names = [c.name for c in clusters]
     if default_cluster is not None and (not isinstance(default_cluster, str) or default_cluster not in names):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from importlib import util
 
 #: Kafka's ``zookeeper.connect``: comma-separated HOST[:PORT] (name, IPv4 or [IPv6]), then /CHROOT.
 CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. zk-0:2181,zk-1:2181/kafka"
@@ -40,6 +41,15 @@ def chroot_problem(connect: str) -> str | None:
 
 #: What ZooKeeper's SASL authentication offers (and pure-sasl implements).
 SASL_MECHANISMS = ("DIGEST-MD5", "GSSAPI")
+#: The module pure-sasl's GSSAPI mechanism imports (PyPI ``kerberos``: this project's ``kerberos`` extra).
+KERBEROS_BINDING = "kerberos"
+#: The first two bytes of an MIT keytab file (format version 0x0502; 0x0501 is the old one).
+KEYTAB_MAGIC = (b"\x05\x02", b"\x05\x01")
+
+
+def kerberos_binding_installed() -> bool:
+    """Whether the Python Kerberos binding that SASL GSSAPI needs can be imported (not importing it)."""
+    return util.find_spec(KERBEROS_BINDING) is not None
 
 
 @dataclass(frozen=True)
@@ -47,8 +57,14 @@ class SaslSettings:
     mechanism: str = "DIGEST-MD5"
     username: str | None = None
     password: str | None = None
+    #: The service name of ZooKeeper's Kerberos principal (``<service>/<host>@REALM``); Java
+    #: clients call it ``zookeeper.sasl.client.username``.
     service: str = "zookeeper"
+    #: GSSAPI: the Kerberos principal the operator logs in as.
     principal: str | None = None
+    #: GSSAPI: the keytab holding the principal's key (MIT's client keytab, ``KRB5_CLIENT_KTNAME``);
+    #: None uses the credentials cache the process has (``KRB5CCNAME``, e.g. from a kinit sidecar).
+    keytab: str | None = None
 
 
 @dataclass(frozen=True)

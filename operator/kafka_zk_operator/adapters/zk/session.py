@@ -36,20 +36,36 @@ from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
-from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
+from kafka_zk_operator.adapters.zk import kerberos
+from kafka_zk_operator.config.zookeeper import KERBEROS_BINDING, ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 
 log = logging.getLogger(__name__)
 
 
+def _is_gss_error(exc: BaseException | None) -> bool:
+    """A ``kerberos.GSSError`` (told by name: the binding is optional and may be missing)."""
+    return exc is not None and type(exc).__module__ == KERBEROS_BINDING and type(exc).__name__ == "GSSError"
+
+
+def _gss_error(exc: BaseException | None) -> BaseException | None:
+    """The ``kerberos.GSSError`` that ``exc`` is or was caused by, if any."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if _is_gss_error(exc):
+            return exc
+        exc, seen = exc.__cause__, seen + 1
+    return None
+
+
 class _NoSaslRefusalTraceback(logging.Filter):
-    """kazoo 2.11 logs a SASL login refused by a server with enforced authentication as an
-    "Unhandled exception in connection loop", with a traceback; ``_WatchfulHandler`` reports it
-    in one line instead."""
+    """kazoo 2.11 logs a SASL login refused by a server with enforced authentication, and a
+    Kerberos failure of pure-sasl's GSSAPI, as an "Unhandled exception in connection loop" with a
+    traceback; ``_WatchfulHandler`` reports them in one line instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         failure = record.exc_info[1] if record.exc_info else None
-        return not isinstance(failure, kz.SessionClosedRequireSaslError)
+        return not (isinstance(failure, kz.SessionClosedRequireSaslError) or _is_gss_error(failure))
 
 
 #: kazoo's logger for our clients: a child of kazoo's own (same level and handlers), filtered.
@@ -205,6 +221,9 @@ def failure_message(settings: ZkConnectionSettings, failure: BaseException | Non
             f"{where} requires SASL authentication and closed the session; add a sasl section "
             "with the brokers' ZooKeeper identity (their JAAS Client section) to this cluster"
         )
+    gss = _gss_error(failure)
+    if sasl is not None and gss is not None:
+        return kerberos.failure_text(sasl, where, gss)
     if sasl is not None and isinstance(failure, kz.SASLException):
         cause = failure.__cause__ or failure
         return (
@@ -212,6 +231,13 @@ def failure_message(settings: ZkConnectionSettings, failure: BaseException | Non
             "check the mechanism and that the pure-sasl package (and for GSSAPI, kerberos) is installed"
         )
     if auth_failed or isinstance(failure, kz.AuthFailedError | kz.SessionClosedRequireSaslError):
+        if sasl is not None and sasl.mechanism == "GSSAPI":
+            return (
+                f"{where} refused the SASL GSSAPI login of {sasl.principal!r}: it could not accept the "
+                f"Kerberos ticket; check that ZooKeeper's JAAS Server section logs in as "
+                f"{sasl.service}/HOST@REALM (HOST as in the connect string) with that principal's current "
+                "key, and that its authProvider is SASLAuthenticationProvider"
+            )
         if sasl is not None:
             who = sasl.username or sasl.principal
             login = f"SASL {sasl.mechanism} login" + (f" of {who!r}" if who else "")
@@ -257,12 +283,17 @@ class _StartWatch:
 
 
 def connect(settings: ZkConnectionSettings) -> KazooClient:
-    """Build and start a client and authenticate its session.
+    """Build and start a client and authenticate its session (for SASL GSSAPI, after a Kerberos
+    login from the keytab: :func:`kerberos.login`).
 
     :raises ClusterUnavailable: unreachable within ``connection_timeout_s`` (with the last error
-        seen), the login refused, SASL demanded but not configured, or TLS failed; one line.
+        seen), the login refused, SASL demanded but not configured, Kerberos failed, or TLS
+        failed; one line.
     """
-    handler = _WatchfulHandler(_servers(settings))
+    servers = _servers(settings)
+    if settings.sasl is not None and settings.sasl.mechanism == "GSSAPI":
+        kerberos.login(settings.sasl, settings.connect, (host for host, _ in servers))
+    handler = _WatchfulHandler(servers)
     client = build_client(settings, handler)
     watch = _StartWatch(client, handler)
     client.add_listener(watch)
