@@ -17,7 +17,7 @@ import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (register
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity
-from kafka_zk_operator.handlers import kafkatopic  # noqa: F401  (registers handlers)
+from kafka_zk_operator.handlers import kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 
 
@@ -26,6 +26,7 @@ def configure(
     settings: kopf.OperatorSettings, memo: Any, logger: logging.Logger | logging.LoggerAdapter[Any], **_: Any
 ) -> None:
     operator_settings = config.load()
+    waiting.install()
     settings.persistence.finalizer = crd_identity.FINALIZER
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(

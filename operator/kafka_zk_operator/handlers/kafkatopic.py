@@ -30,6 +30,7 @@ from kafka_zk_operator.domain.topic_status import (
     build_topic_status,
     status_changes,
 )
+from kafka_zk_operator.handlers.waiting import StillWaiting
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.condition_tally import ConditionTally, ready_labels
 from kafka_zk_operator.runtime.health import HandlerWrite
@@ -299,4 +300,4 @@ def _delete(
     if progress.event is not None:
         _post(body, [progress.event])
     if not progress.done:
-        raise kopf.TemporaryError(progress.message, delay=2)
+        raise StillWaiting(progress.message, delay=2)

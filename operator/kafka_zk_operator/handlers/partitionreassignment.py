@@ -33,6 +33,7 @@ from kafka_zk_operator.domain.reassignment_resource import is_started, parse_res
 from kafka_zk_operator.domain.reassignment_status import is_terminal
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp
+from kafka_zk_operator.handlers.waiting import StillWaiting
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.service import reassignment as reassignments
@@ -188,7 +189,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
         raise kopf.TemporaryError(error.message, delay=POLL_SECONDS) from error
     _post(body, result.events)
     if not result.done:
-        raise kopf.TemporaryError(result.message, delay=POLL_SECONDS)
+        raise StillWaiting(result.message, delay=POLL_SECONDS)
     for gauge in (metrics.REASSIGNMENT_PROGRESS, metrics.REASSIGNMENT_TOTAL, metrics.REASSIGNMENT_ETA):
         with contextlib.suppress(KeyError):
             gauge.remove(*resource.ref)
