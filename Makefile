@@ -7,10 +7,11 @@ help:  ## list targets
 bootstrap:  ## create .venv with the project and its test tools
 	./scripts/bootstrap.sh
 
-prepare: bootstrap  ## fetch Kafka jars and build kube-apiserver/etcd into ~/.cache/kafka-zk-operator
+prepare: bootstrap  ## fetch Kafka jars, build kube-apiserver/etcd (~/.cache/kafka-zk-operator); MIT Kerberos for its tests (apt-get: root)
 	.venv/bin/kzo dev prepare
 
-demo: prepare  ## the main job: local stack + operator + example resources
+demo: bootstrap  ## the main job: local stack + operator + example resources (no Kerberos needed)
+	.venv/bin/kzo dev prepare --no-kerberos
 	./scripts/demo.sh
 
 demo-down:  ## stop what 'make demo' started

@@ -15,6 +15,8 @@ Environment variables (the Helm chart sets them; every one has a default):
               mechanism: DIGEST-MD5
               usernameFile: /etc/kzo/zk/username
               passwordFile: /etc/kzo/zk/password
+              # Kerberos instead: mechanism: GSSAPI, principal: kafka/kafka-zk-operator@EXAMPLE.COM,
+              # keytab: /etc/kzo-krb5/operator.keytab (docs/zookeeper.md)
             digestAuthFile: /etc/kzo/zk/digest   # optional: "user:password" for ZooKeeper digest auth
             tls:                              # optional: ZooKeeper TLS (client port must be TLS)
               caFile: /etc/kzo/zk-tls/ca.crt

@@ -37,7 +37,12 @@ from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 #: The Debian packages the realm and the Python binding need, in install order.
 DEBIAN_PACKAGES = ("krb5-kdc", "krb5-admin-server", "libkrb5-dev")
 #: The program each package provides that this module (or the binding's build) runs.
-_PROGRAMS = {"krb5kdc": "krb5-kdc", "kdb5_util": "krb5-kdc", "kadmin.local": "krb5-admin-server", "krb5-config": "libkrb5-dev"}
+_PROGRAMS = {
+    "krb5kdc": "krb5-kdc",
+    "kdb5_util": "krb5-kdc",
+    "kadmin.local": "krb5-admin-server",
+    "krb5-config": "libkrb5-dev",
+}
 #: Debian installs the KDC's programs in /usr/sbin, which a non-root PATH may lack.
 _SBIN = ("/usr/sbin", "/sbin")
 #: The module pure-sasl's GSSAPI mechanism imports, and the extra of this project that provides it.
@@ -83,7 +88,8 @@ def install_debian_packages() -> list[str]:
     if os.geteuid() != 0:
         raise StackError(
             f"the Kerberos tests need the Debian packages {', '.join(missing)}; installing them "
-            f"needs root: run 'sudo apt-get update && sudo {command}', then this again"
+            f"needs root: run 'sudo apt-get update && sudo {command}', then this again (or "
+            "'kzo dev prepare --no-kerberos' to leave out what only the Kerberos tests need)"
         )
     print(f"kzo: installing {', '.join(missing)} with apt-get (first run only)...", file=sys.stderr)
     log_path = _log_path("apt-kerberos.log")
