@@ -10,13 +10,21 @@
 # in a fresh virtualenv.
 
 FROM python:3.11.13-slim-bookworm AS builder
+# The [kerberos] extra (ZooKeeper SASL GSSAPI) is the PyPI "kerberos" binding, an sdist compiled
+# against MIT Kerberos: built here into a wheel, so the runtime needs only the shared libraries.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc=4:12.* libc6-dev=2.36-* libkrb5-dev=1.20.* \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY operator/ operator/
-# spark-requirements.txt names the wheel with its [spark] extra for the "spark" target.
+# spark-requirements.txt names the wheel with its [spark] extra for the "spark" target,
+# kerberos-requirements.txt with its [kerberos] extra for the operator.
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
+    && pip wheel --no-cache-dir --no-deps --wheel-dir /wheels/kerberos "kerberos>=1.3.1,<2" \
     && for wheel in /wheels/kafka_zk_operator-*.whl; do \
          echo "/tmp/wheels/$(basename "$wheel")[spark]" > /wheels/spark-requirements.txt; \
+         echo "/tmp/wheels/$(basename "$wheel")[kerberos]" > /wheels/kerberos-requirements.txt; \
        done
 
 FROM python:3.11.13-slim-bookworm AS base
@@ -50,10 +58,15 @@ USER 10001:10001
 ENTRYPOINT ["python", "-m", "kafka_zk_operator.spark.entrypoint"]
 CMD ["--help"]
 
-# The operator (default target): the wheel and its runtime dependencies only.
+# The operator (default target): the wheel with its [kerberos] extra and their runtime dependencies
+# only; libgssapi-krb5-2 is MIT Kerberos for the binding (krb5.conf and keytab come from the chart).
 FROM base AS runtime
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgssapi-krb5-2=1.20.* \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /wheels/ /tmp/wheels/
-RUN pip install --no-cache-dir /tmp/wheels/kafka_zk_operator-*.whl \
+RUN pip install --no-cache-dir --only-binary kerberos --find-links /tmp/wheels/kerberos \
+        --requirement /tmp/wheels/kerberos-requirements.txt \
     && rm -rf /tmp/wheels
 USER 10001:10001
 EXPOSE 8080 9090

