@@ -24,9 +24,10 @@ from kazoo.exceptions import SessionClosedRequireSaslError
 from kazoo.security import Permissions
 
 from kafka_zk_operator import config
-from kafka_zk_operator.adapters.zk import znodes_admin
+from kafka_zk_operator.adapters.zk import session, znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack import ports
+from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
 from kafka_zk_operator.runtime.clusters import ClusterRuntime
@@ -34,7 +35,14 @@ from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.conftest import MAIN_KAFKA_VERSION
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
-from tests.integration.kerberos_stack import KAFKA_IDENTITY, KerberizedKafka, environment, kerberized_kafka
+from tests.integration.kerberos_stack import (
+    KAFKA_IDENTITY,
+    ZOOKEEPER_SETTINGS,
+    KerberizedKafka,
+    environment,
+    jaas_section,
+    kerberized_kafka,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the MIT KDC of these tests runs on Linux")
 
@@ -280,3 +288,47 @@ def test_a_connect_string_host_without_a_zookeeper_principal_is_named(
         f"{by_address} (service zookeeper/{ports.LOOPBACK}) failed: Server zookeeper/{ports.LOOPBACK}@KZO.TEST "
         "not found in Kerberos database; ZooKeeper's principal must be SERVICE/HOST@REALM"
     ), message
+
+
+def test_a_ticket_zookeeper_cannot_open_is_refused_in_one_line(
+    krb: KerberizedKafka, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A second ZooKeeper, with the service name ``zk2`` (``sasl.service``), whose keytab went stale
+    after it started: the KDC issues tickets it cannot decrypt, so it drops the login."""
+    stale, current = tmp_path / "zk2-stale.keytab", tmp_path / "zk2-current.keytab"
+    principal = krb.realm.add_principal("zk2/localhost", stale)
+    jaas = tmp_path / "zk2-jaas.conf"
+    jaas.write_text(jaas_section("Server", stale, principal))
+    server = ZooKeeperServer(
+        tmp_path / "zookeeper",
+        ports.free_port(),
+        krb.zookeeper.libs,
+        extra_config=dict(ZOOKEEPER_SETTINGS),
+        jvm_options=(f"-Djava.security.auth.login.config={jaas}", *krb.realm.java_options),
+    )
+    server.start()
+    try:
+        server.wait_ready(timeout=60)
+        connect = f"localhost:{server.port}"
+        # While its key is current the operator logs in (sasl.service names ZooKeeper's principal).
+        client = session.connect(_cluster(tmp_path, {**krb.entry(service="zk2"), "zookeeper": connect}).settings.zookeeper)
+        try:
+            assert client.exists("/") is not None
+        finally:
+            session.close(client)
+
+        krb.realm.export(principal, current)  # a new key that the running server does not hold
+        other_keytab = tmp_path / "other.keytab"
+        other = krb.realm.add_principal(f"kafka/zk2-{time.monotonic_ns()}", other_keytab)  # no cached ticket
+        entry = {**krb.entry(service="zk2", principal=other, keytab=str(other_keytab)), "zookeeper": connect}
+        refused = _cluster(tmp_path, entry)
+        message = _refusal(refused, within_s=10, caplog=caplog)
+    finally:
+        assert server.process is not None
+        server.process.stop()
+    assert message == (
+        f"ZooKeeper at localhost:{server.port} refused the SASL GSSAPI login of {other!r}: it could not "
+        "accept the Kerberos ticket; check that ZooKeeper's JAAS Server section logs in as "
+        "zk2/HOST@REALM (HOST as in the connect string) with that principal's current key, and that "
+        "its authProvider is SASLAuthenticationProvider"
+    )
