@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -216,3 +217,24 @@ def test_refreshes_keep_under_min_isr_partitions_of_a_topic_with_min_insync_repl
         reporter.stop()
         client.stop()
         client.close()
+
+
+def test_a_refresh_without_zookeeper_logs_one_line(
+    kafka_cluster: Any, unique_topic: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A status refresh while the ZooKeeper session is gone (a leader change, an outage) is a
+    warning of one line naming the topic and the reason, not an error with a traceback."""
+    client: KazooClient = kafka_cluster.zk_client()
+    _, patches, patcher = _status_recorder()
+    reporter = HealthReporter(ZkStore(client), patcher, "test")
+    reporter.track(unique_topic, REF)
+    client.stop()
+    try:
+        with caplog.at_level(logging.WARNING, logger="kafka_zk_operator.runtime.health"):
+            reporter._refresh_one(unique_topic)
+    finally:
+        client.close()
+    assert not patches
+    assert [(r.levelname, r.exc_info) for r in caplog.records] == [("WARNING", None)]
+    assert unique_topic in caplog.records[0].getMessage()
+    assert "ZooKeeper" in caplog.records[0].getMessage()

@@ -276,6 +276,8 @@ class HealthReporter:
         self._refreshing_now(topic, True)
         try:
             self._refresh(topic)
+        except errors.KzoError as error:  # e.g. ZooKeeper unavailable: one line, no traceback
+            log.warning("could not refresh the status of topic %s: %s", topic, error.message)
         except Exception:  # keep the reporter alive; the next event or resync retries
             log.exception("refreshing the status of topic %s failed", topic)
         finally:
