@@ -269,3 +269,27 @@ def test_a_malformed_reassignment_znode_lets_configs_through_and_holds_partition
             client.delete("/admin/reassign_partitions")
             client.delete("/controller")  # the controller stops watching after invalid JSON (8cd3520)
             view.close()
+
+
+def test_a_topic_znode_over_zookeepers_request_limit_is_refused_without_losing_the_connection(
+    controlled_chroot: KazooClient,
+) -> None:
+    """250,000 partitions make a 4 MB topic znode: ZooKeeper would close the connection instead of
+    answering (found by the spec fuzzing, tests/e2e/test_fuzz_specs.py). The store refuses it with
+    NotSupported before sending, so the session stays connected and nothing is written; growing a
+    topic to that many partitions is refused the same way."""
+    states: list[str] = []
+    controlled_chroot.add_listener(lambda state: states.append(str(state)))
+    store = ZkStore(controlled_chroot)
+    with pytest.raises(errors.RequestTooLarge) as refused:
+        store.create_topic("huge", {p: [1, 2] for p in range(250_000)}, {"retention.ms": "1000"})
+    assert "Topic 'huge' with 250,000 partitions cannot be written to ZooKeeper" in refused.value.message
+    existing = store.read_assignment("existing")
+    assert existing is not None
+    with pytest.raises(errors.RequestTooLarge):
+        store.add_partitions("existing", {p: [1, 2] for p in range(1, 250_000)}, expected=existing)
+    assert states == [], "the session never lost its connection"
+    assert controlled_chroot.exists("/brokers/topics/huge") is None
+    assert controlled_chroot.exists("/config/topics/huge") is None
+    assert store.read_assignment("existing") == existing
+    assert store.writes == 0

@@ -9,6 +9,7 @@ Tree::
     │   ├── InvalidPartitions       InvalidSpec
     │   └── InvalidConfig           InvalidSpec
     ├── NotSupported                NotSupported       valid but not possible (e.g. shrinking partitions)
+    │   └── RequestTooLarge         NotSupported       a write over ZooKeeper's request limit (jute.maxbuffer)
     ├── ResourceConflict            ResourceConflict   another resource or writer owns the object
     ├── ReassignmentInProgress      ReassignmentInProgress   retry later
     ├── TopicBeingDeleted           TopicBeingDeleted  retry later
@@ -82,6 +83,12 @@ class InvalidConfig(InvalidSpec):
 
 class NotSupported(KzoError):
     reason = Reason.NOT_SUPPORTED
+
+
+class RequestTooLarge(NotSupported):
+    """A write longer than a ZooKeeper server accepts in one request (``jute.maxbuffer``, 1 MiB less
+    one byte by default). The server would close the connection instead of answering, and a retry
+    would do the same, so such a request is never sent (e.g. a topic znode for 250,000 partitions)."""
 
 
 class ResourceConflict(KzoError):

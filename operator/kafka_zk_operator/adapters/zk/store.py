@@ -119,6 +119,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
         :raises VersionConflict: config or topic znode created by someone else meanwhile (retry:
             the next read finds the topic and adopts it).
         :raises TopicBeingDeleted: a deletion of that name is still in progress.
+        :raises RequestTooLarge: too many partitions for one ZooKeeper request (nothing is sent).
         """
         tx, paths = self._transaction()
         if self.is_marked_for_deletion(topic):
@@ -145,6 +146,8 @@ class ZkStore(ConfigStore, AdminRequestStore):
         )
         try:
             self._commit(tx, [*paths, config_path, topic_path])
+        except errors.RequestTooLarge as too_large:
+            raise _too_many_partitions(topic, len(partitions), too_large) from too_large
         except errors.ResourceConflict as conflict:  # NodeExists: someone else was faster
             raise errors.VersionConflict(
                 f"topic {topic!r} was created by someone else while the operator was creating it "
@@ -163,6 +166,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
         Existing partitions, ``topic_id``, ``adding/removing_replicas`` and unknown fields are kept.
         :raises ReassignmentInProgress / TopicBeingDeleted: not safe now; retry later.
         :raises VersionConflict: the znode changed since ``expected`` was read.
+        :raises RequestTooLarge: too many partitions for one ZooKeeper request (nothing is sent).
         """
         tx, paths = self._transaction()
         current = expected.value
@@ -195,4 +199,16 @@ class ZkStore(ConfigStore, AdminRequestStore):
         tx.set_data(
             path, znodes_topics.TopicZNode.encode(updated, version=current.version), version=expected.version
         )
-        self._commit(tx, [*paths, path])
+        try:
+            self._commit(tx, [*paths, path])
+        except errors.RequestTooLarge as too_large:
+            raise _too_many_partitions(topic, len(merged), too_large) from too_large
+
+
+def _too_many_partitions(
+    topic: str, partitions: int, too_large: errors.RequestTooLarge
+) -> errors.RequestTooLarge:
+    return errors.RequestTooLarge(
+        f"Topic {topic!r} with {partitions:,} partitions cannot be written to ZooKeeper: {too_large.message}. "
+        "Kafka's own tools cannot write it either while the servers keep that limit; ask for fewer partitions."
+    )

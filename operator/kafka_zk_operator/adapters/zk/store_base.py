@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
+from kazoo.protocol.serialization import Transaction
 from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
@@ -22,6 +23,32 @@ from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 
 T = TypeVar("T")
+
+#: The longest request a ZooKeeper server accepts: its ``jute.maxbuffer`` default (0xfffff bytes).
+#: It closes the connection of a client that sends a longer one ("Len error"), without an answer:
+#: the client sees a connection loss, every request in flight on that session fails with it, and a
+#: retry of the same write does the same again.
+MAX_REQUEST_BYTES = 0xFFFFF
+#: What precedes a request's body on the wire (after the length): the xid and the operation type.
+_REQUEST_HEADER_BYTES = 8
+
+
+def request_bytes(tx: Any) -> int:
+    """The length of a kazoo transaction's request as the server reads it (what it checks)."""
+    return _REQUEST_HEADER_BYTES + len(Transaction(tx.operations).serialize())
+
+
+def check_request_size(tx: Any, path: str) -> None:
+    """Refuse a transaction whose request a ZooKeeper server would not accept (it is never sent).
+
+    :raises RequestTooLarge: the serialized request is longer than :data:`MAX_REQUEST_BYTES`.
+    """
+    size = request_bytes(tx)
+    if size > MAX_REQUEST_BYTES:
+        raise errors.RequestTooLarge(
+            f"writing {path} takes a ZooKeeper request of {size:,} bytes, more than the {MAX_REQUEST_BYTES:,} "
+            "a ZooKeeper server accepts (jute.maxbuffer); it is not sent"
+        )
 
 
 @dataclass(frozen=True)
@@ -135,6 +162,11 @@ class StoreBase:
         return tx, [znodes_cluster.CONTROLLER_EPOCH_PATH]
 
     def _commit(self, tx: Any, paths: list[str]) -> None:
+        """Send ``tx`` (whose operations are on ``paths``, in order).
+
+        :raises RequestTooLarge: more than a ZooKeeper server accepts in one request (not sent).
+        """
+        check_request_size(tx, paths[-1])
         with zk_errors.mapped(self.client, paths[-1]):
             results = tx.commit()
         failure = zk_errors.transaction_failure(list(results), paths)
