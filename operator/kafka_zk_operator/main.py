@@ -17,7 +17,7 @@ import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (register
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity
-from kafka_zk_operator.handlers import kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
+from kafka_zk_operator.handlers import diffbase, kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 
 
@@ -29,7 +29,7 @@ def configure(
     waiting.install()
     settings.persistence.finalizer = crd_identity.FINALIZER
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+    settings.persistence.diffbase_storage = diffbase.DigestingDiffBaseStorage(
         prefix=crd_identity.KOPF_PREFIX, key="last-handled-configuration"
     )
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
