@@ -15,6 +15,7 @@ target replicas are not in sync is reported stuck.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -25,6 +26,7 @@ from typing import Any
 import kopf
 
 from kafka_zk_operator import config, metrics
+from kafka_zk_operator.adapters.k8s import api
 from kafka_zk_operator.adapters.k8s.partitionreassignment import PLURAL, KubernetesReassignments
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
@@ -42,6 +44,7 @@ from kafka_zk_operator.service.events import Event
 POLL_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_POLL_SECONDS", "5") or 5)
 STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") or 1800)
 KIND = "partitionreassignment"
+log = logging.getLogger(__name__)
 
 _apis: dict[tuple[str, ...], KubernetesReassignments] = {}
 _apis_guard = threading.Lock()
@@ -89,7 +92,22 @@ def _settings() -> reassignments.Settings:
     return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS)
 
 
-def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
+def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll: bool = False) -> None:
+    """``poll``: the timer, whose next tick (``POLL_SECONDS``) is the retry of a pass that could not
+    reach ZooKeeper or the API server; it logs one warning line instead of an error with a
+    traceback. The event handlers ask kopf to retry after ``POLL_SECONDS``."""
+    ref = parse_resource(body).ref
+    try:
+        with api.reachable("reconcile {}/{}".format(*ref)):
+            _reconcile_now(body, memo, index)
+    except errors.KzoError as error:
+        if poll:
+            log.warning("%s/%s: will retry in %.0f s: %s", *ref, POLL_SECONDS, error.message)
+            return
+        raise kopf.TemporaryError(error.message, delay=POLL_SECONDS) from error
+
+
+def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
     started = time.monotonic()
     resource = parse_resource(body)
     pool: ClusterPool = memo.clusters
@@ -167,7 +185,7 @@ def partitionreassignment_update(body: kopf.Body, patch: kopf.Patch, memo: Any, 
 
 @kopf.timer(GROUP, VERSION, PLURAL, interval=POLL_SECONDS, initial_delay=POLL_SECONDS, when=_active)
 def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+    _reconcile(body, memo, kwargs["partitionreassignment_queue"], poll=True)
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)
@@ -177,7 +195,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
     if _cluster_name(memo, body) is None:
         return  # it never named a cluster we serve: nothing in Kafka belongs to it
     try:
-        with _locks.held(resource.uid):
+        with _locks.held(resource.uid), api.reachable("delete {}/{}".format(*resource.ref)):
             result = reassignments.delete(
                 resource.ref,
                 _api(memo),

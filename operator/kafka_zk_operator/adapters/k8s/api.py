@@ -9,9 +9,11 @@ kubeconfig (``$KUBECONFIG`` / ``~/.kube/config``), or the one a caller names (th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
@@ -21,6 +23,20 @@ from kafka_zk_operator.domain.crd_identity import API_VERSION, GROUP, VERSION, C
 
 class KubernetesApiError(errors.ClusterUnavailable):
     """The API server refused or failed a call; retried on the next poll (a transient reason)."""
+
+
+@contextlib.contextmanager
+def reachable(what: str) -> Iterator[None]:
+    """Calls that could not reach the API server (connection refused or reset, timed out: it is
+    restarting, or the network is down) fail as :class:`KubernetesApiError`, retried like a call
+    the API server refused, instead of as the HTTP library's own exceptions."""
+    try:
+        yield
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise KubernetesApiError(
+            f"the Kubernetes API server could not be reached ({what}): {reason}"
+        ) from exc
 
 
 def api_client(kubeconfig: str | None = None) -> client.ApiClient:
@@ -55,7 +71,9 @@ def merge_patch_status(
     return True
 
 
-def owner_reference(resource: CustomResource, name: str, uid: str, *, controller: bool = False) -> dict[str, Any]:
+def owner_reference(
+    resource: CustomResource, name: str, uid: str, *, controller: bool = False
+) -> dict[str, Any]:
     """An ``ownerReferences`` entry naming one of the operator's resources.
 
     Never blocking the owner's deletion: the garbage collector deletes the owned object with its
