@@ -73,6 +73,28 @@ def test_invalid_specs_are_rejected_at_admission(
     assert expected.lower() in str(raised.value.body).lower()
 
 
+@pytest.mark.parametrize(
+    ("created", "changed"),
+    [(None, "elsewhere"), ("local", "elsewhere"), ("local", None)],
+    ids=["set", "changed", "removed"],
+)
+def test_changing_the_cluster_is_rejected_at_admission(
+    topics: Resources, namespace: str, unique_topic: str, created: str | None, changed: str | None
+) -> None:
+    """A topic stays in the cluster it was created in: the operator would otherwise lose track of it
+    and, once the resource is deleted, leave it in Kafka (found by tests/e2e/test_fuzz_specs.py)."""
+    body = kafkatopic(unique_topic, partitions=1, rf=1)
+    if created is not None:
+        body["spec"]["cluster"] = created
+    topics.create(namespace, body)
+    topics.wait_ready(namespace, unique_topic)
+    with pytest.raises(ApiException) as raised:
+        topics.patch(namespace, unique_topic, {"spec": {"cluster": changed}})
+    assert raised.value.status == 422
+    assert "cluster cannot be changed" in str(raised.value.body)
+    topics.patch(namespace, unique_topic, {"spec": {"cluster": created}})  # unchanged: accepted
+
+
 def test_decreasing_partitions_is_rejected_at_admission(
     topics: Resources, namespace: str, unique_topic: str
 ) -> None:

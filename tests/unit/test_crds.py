@@ -243,6 +243,13 @@ def test_kafkatopic_effective_name_rules_sit_at_the_root(topic_crd: dict[str, An
     assert any("oldSelf.metadata.name" in r and "self.metadata.name" in r for r in rules)
 
 
+def test_kafkatopic_cluster_cannot_be_set_changed_or_removed(topic_crd: dict[str, Any]) -> None:
+    """A topic stays in the cluster it was created in: a changed spec.cluster made the operator lose
+    it (deleting the resource then left the topic in Kafka; found by the spec fuzzing)."""
+    rules = rules_at(node(topic_crd, ".spec"))
+    assert "(has(self.cluster) ? self.cluster : '') == (has(oldSelf.cluster) ? oldSelf.cluster : '')" in rules
+
+
 def test_kafkatopic_partitions_never_decrease(topic_crd: dict[str, Any]) -> None:
     assert rules_at(node(topic_crd, ".spec.partitions")) == ["self >= oldSelf"]
 
