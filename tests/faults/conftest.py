@@ -86,6 +86,17 @@ def fault_operator(
         yield process
 
 
+@pytest.fixture(scope="module")
+def suite_operator_paused(fault_operator: OperatorProcess) -> Iterator[None]:
+    """For a module that runs its own operator: the suite's one is stopped meanwhile (two operators would both
+    reconcile the resources)."""
+    fault_operator.stop()
+    try:
+        yield
+    finally:
+        fault_operator.start()
+
+
 @pytest.fixture
 def operator_up(fault_operator: OperatorProcess) -> OperatorProcess:
     """The operator, running (started again if an earlier test killed it)."""

@@ -125,6 +125,11 @@ def all_violations(
     )
 
 
+def created_count(zk: KazooClient, topics: list[str]) -> int:
+    """How many of ``topics`` have their ``/brokers/topics`` znode."""
+    return sum(zk.exists(f"/brokers/topics/{topic}") is not None for topic in topics)
+
+
 def written_once(zk: KazooClient, topic: str, config_changes: int = 0) -> list[str]:
     """The operator wrote the topic's znodes once: ``/config/topics/<t>`` is at version 0 (or
     ``config_changes`` when the test changed the config that many times), and

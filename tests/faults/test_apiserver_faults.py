@@ -19,7 +19,7 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.faults.conftest import assert_converged
-from tests.faults.invariants import written_once
+from tests.faults.invariants import created_count, written_once
 from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
@@ -29,10 +29,6 @@ CHANGED = {"retention.ms": "7200000"}
 def _controlplane(ensemble: KafkaCluster) -> ControlPlane:
     assert ensemble.stack.controlplane is not None
     return ensemble.stack.controlplane
-
-
-def _created(zk: KazooClient, names: list[str]) -> int:
-    return sum(zk.exists(f"/brokers/topics/{name}") is not None for name in names)
 
 
 def _config_changed(zk: KazooClient, names: list[str]) -> int:
@@ -60,10 +56,10 @@ def test_apiserver_killed_during_a_topic_burst(
     names = [f"{ns}-api-{i:03d}" for i in range(120)]
     for name in names:
         topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
-    wait_for(lambda: _created(zk, names) >= 10 or None, timeout=120, what="the burst to be under way")
+    wait_for(lambda: created_count(zk, names) >= 10 or None, timeout=120, what="the burst to be under way")
     controlplane = _controlplane(ensemble)
     controlplane.kill_apiserver()
-    killed_with = _created(zk, names)
+    killed_with = created_count(zk, names)
     time.sleep(15)
     controlplane.start_apiserver()
     started = time.monotonic()
@@ -103,13 +99,13 @@ def test_etcd_killed_during_creates_and_config_changes(
     for name in fresh:
         topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
     wait_for(
-        lambda: (_config_changed(zk, changed) >= 5 and _created(zk, fresh) >= 5) or None,
+        lambda: (_config_changed(zk, changed) >= 5 and created_count(zk, fresh) >= 5) or None,
         timeout=120,
         what="config changes and creates to be under way",
     )
     controlplane = _controlplane(ensemble)
     controlplane.kill_etcd()
-    figures = f"{_config_changed(zk, changed)}/{len(changed)} changes, {_created(zk, fresh)}/{len(fresh)} creates"
+    figures = f"{_config_changed(zk, changed)}/{len(changed)} changes, {created_count(zk, fresh)}/{len(fresh)} creates"
     time.sleep(20)
     controlplane.start_etcd()
     started = time.monotonic()

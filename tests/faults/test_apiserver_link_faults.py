@@ -25,7 +25,7 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.faults.conftest import assert_converged, operator_process
-from tests.faults.invariants import written_once
+from tests.faults.invariants import created_count, written_once
 from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
@@ -59,17 +59,6 @@ def proxied_kubeconfig(
     return path
 
 
-@pytest.fixture(scope="module")
-def suite_operator_paused(fault_operator: OperatorProcess) -> Iterator[None]:
-    """The suite's own operator is stopped while this module runs (two operators would both
-    reconcile the resources)."""
-    fault_operator.stop()
-    try:
-        yield
-    finally:
-        fault_operator.start()
-
-
 @pytest.fixture
 def proxied_operator(
     ensemble: KafkaCluster,
@@ -79,7 +68,11 @@ def proxied_operator(
     tmp_path: Path,
 ) -> Iterator[OperatorProcess]:
     with operator_process(
-        ensemble, ensemble.zk_connect, tmp_path / "operator.log", kubeconfig=proxied_kubeconfig, KZO_NAMESPACES=ns
+        ensemble,
+        ensemble.zk_connect,
+        tmp_path / "operator.log",
+        kubeconfig=proxied_kubeconfig,
+        KZO_NAMESPACES=ns,
     ) as process:
         yield process
 
@@ -100,10 +93,6 @@ def _heal(proxy: Proxy) -> None:
     for toxic in proxy.toxics():
         proxy.remove_toxic(toxic.name)
     proxy.enable()
-
-
-def _created(zk: KazooClient, names: list[str]) -> int:
-    return sum(zk.exists(f"/brokers/topics/{name}") is not None for name in names)
 
 
 def _change_while_unreachable(
@@ -176,9 +165,9 @@ def test_apiserver_connections_cut_during_a_burst(
         proxied_topics.wait_ready(ns, name, timeout=180)
     for name in burst:
         proxied_topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
-    wait_for(lambda: _created(zk, burst) >= 5 or None, timeout=120, what="the burst to be under way")
+    wait_for(lambda: created_count(zk, burst) >= 5 or None, timeout=120, what="the burst to be under way")
     link.disable()
-    cut_with = _created(zk, burst)
+    cut_with = created_count(zk, burst)
     _change_while_unreachable(proxied_topics, ns, early[:5], early[5:], added)
     time.sleep(20)
     _heal(link)

@@ -93,7 +93,8 @@ def test_broker_killed_during_a_reassignment_under_acks_all_writes(
     topic = f"{ns}-acked"
     on_first_three = {"0": [1, 2, 3], "1": [2, 3, 1], "2": [3, 1, 2]}  # broker 4 holds nothing yet
     topics.create(
-        ns, kafkatopic(topic, partitions=3, rf=3, config={"min.insync.replicas": "2"}, assignment=on_first_three)
+        ns,
+        kafkatopic(topic, partitions=3, rf=3, config={"min.insync.replicas": "2"}, assignment=on_first_three),
     )
     topics.wait_ready(ns, topic)
     for partition in range(3):

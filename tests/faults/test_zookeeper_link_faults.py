@@ -45,17 +45,6 @@ def toxiproxy(ensemble: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) 
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def suite_operator_paused(fault_operator: OperatorProcess) -> Iterator[None]:
-    """The suite's own operator is stopped while this module runs (two operators would both
-    reconcile the resources)."""
-    fault_operator.stop()
-    try:
-        yield
-    finally:
-        fault_operator.start()
-
-
 @pytest.fixture
 def proxied_operator(
     ensemble: KafkaCluster,
