@@ -84,7 +84,9 @@ class Soak:
     ops: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     faults: list[Fault] = field(default_factory=list)
-    rss: list[tuple[float, int, float]] = field(default_factory=list)
+    #: (time, operator pid, RSS in MB, live KafkaTopics at the last operation)
+    rss: list[tuple[float, int, float, int]] = field(default_factory=list)
+    live_topics: int = 0
     serial: int = 0
 
     @property
@@ -109,6 +111,7 @@ class Soak:
 
     def _operation(self) -> None:
         live = self.topics()
+        self.live_topics = len(live)
         choices = ["create"] * 4 if len(live) < self.max_topics else []
         if live:
             choices += ["config"] * 3 + ["grow"] * 2 + ["delete"] * 2 + ["pause"] + ["reassign"] * 2
@@ -240,7 +243,7 @@ class Soak:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    self.rss.append((time.time(), pid, int(line.split()[1]) / 1024))
+                    self.rss.append((time.time(), pid, int(line.split()[1]) / 1024, self.live_topics))
         except OSError:
             pass
 
@@ -273,21 +276,28 @@ def unexplained_errors(log_path: Path, faults: list[Fault]) -> list[str]:
     return found
 
 
-def rss_figures(samples: list[tuple[float, int, float]], warmup: float) -> dict[str, float]:
-    """Peak RSS, and for the last operator process after its warm-up: the median RSS of the first
-    and of the last quarter of its samples (flat: the ratio stays near 1)."""
+def rss_figures(samples: list[tuple[float, int, float, int]], warmup: float) -> dict[str, Any]:
+    """Peak RSS, and for the last operator process after its warm-up: the median RSS (and live
+    KafkaTopics) of the first and of the last quarter of its samples (flat: the ratio stays near
+    1 while the number of resources does), plus one sample per minute of the whole run."""
     last_pid = samples[-1][1]
-    mine = [(t, mb) for t, pid, mb in samples if pid == last_pid]
-    mine = [(t, mb) for t, mb in mine if t >= mine[0][0] + warmup]
+    mine = [(t, mb, live) for t, pid, mb, live in samples if pid == last_pid]
+    mine = [sample for sample in mine if sample[0] >= mine[0][0] + warmup]
     quarter = max(1, len(mine) // 4)
-    first = statistics.median(mb for _, mb in mine[:quarter])
-    last = statistics.median(mb for _, mb in mine[-quarter:])
+    first = statistics.median(mb for _, mb, _ in mine[:quarter])
+    last = statistics.median(mb for _, mb, _ in mine[-quarter:])
+    per_minute: dict[int, tuple[float, int]] = {}
+    for t, _, mb, live in samples:
+        per_minute.setdefault(int((t - samples[0][0]) // 60), (round(mb, 1), live))
     return {
-        "peak_mb": max(mb for _, _, mb in samples),
+        "peak_mb": max(sample[2] for sample in samples),
         "window_minutes": (mine[-1][0] - mine[0][0]) / 60,
         "first_quarter_median_mb": first,
         "last_quarter_median_mb": last,
         "growth_ratio": last / first,
+        "first_quarter_median_live_topics": statistics.median(live for _, _, live in mine[:quarter]),
+        "last_quarter_median_live_topics": statistics.median(live for _, _, live in mine[-quarter:]),
+        "per_minute_mb_and_live_topics": [per_minute[m] for m in sorted(per_minute)],
     }
 
 
