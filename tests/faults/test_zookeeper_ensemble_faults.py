@@ -17,7 +17,7 @@ from tests.faults.conftest import assert_converged_despite_controller_defect
 from tests.faults.invariants import written_once
 from tests.integration.helpers import wait_for
 
-BURST = 300
+BURST = 500
 CONFIG = {"retention.ms": "3600000"}
 
 
