@@ -15,7 +15,7 @@ import yaml
 
 from kafka_zk_operator.config import zookeeper
 from kafka_zk_operator.config.settings import ClusterSettings, SettingsError
-from kafka_zk_operator.config.values import kind_of, one_line, plain, read_file, show
+from kafka_zk_operator.config.values import kind_of, one_line, plain, read_bytes, read_file, show
 from kafka_zk_operator.config.zookeeper import SaslSettings, TlsSettings, ZkConnectionSettings
 from kafka_zk_operator.domain import kafka_lines
 
@@ -113,17 +113,7 @@ def _keytab(section: Mapping[Any, Any], where: str) -> str | None:
         return None
     if not isinstance(path, str) or not path.strip():
         raise SettingsError(f"{what} must be the path of a keytab file (a string), got {kind_of(path)}")
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(2)
-    except OSError as exc:
-        reason = exc.strerror or one_line(str(exc))
-        raise SettingsError(
-            f"{what}: cannot read {plain(path)}: {reason}; check the path and that the keytab is "
-            "mounted and readable by the operator's user"
-        ) from exc
-    except ValueError as exc:  # e.g. an embedded NUL character
-        raise SettingsError(f"{what}: {show(path)} is not a usable file path ({exc})") from exc
+    head = read_bytes(path, what, "the keytab is mounted and readable by the operator's user")[:2]
     if head not in zookeeper.KEYTAB_MAGIC:
         raise SettingsError(
             f"{what}: {plain(path)} is not a Kerberos keytab (a keytab file starts with the bytes "

@@ -46,16 +46,19 @@ def utf8(data: bytes, what: str) -> str:
         ) from exc
 
 
-def read_file(path: str, what: str) -> str:
-    """The text of ``path`` (UTF-8). :raises SettingsError: unreadable or not UTF-8."""
+def read_bytes(path: str, what: str, check: str = "the file is mounted and readable") -> bytes:
+    """The bytes of ``path``. :raises SettingsError: unreadable (``check``: what to check then)."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         reason = exc.strerror or one_line(str(exc))
         raise SettingsError(
-            f"{what}: cannot read {plain(path)}: {reason}; check the path and that the file is "
-            "mounted and readable"
+            f"{what}: cannot read {plain(path)}: {reason}; check the path and that {check}"
         ) from exc
     except ValueError as exc:  # e.g. an embedded NUL character
         raise SettingsError(f"{what}: {show(path)} is not a usable file path ({exc})") from exc
-    return utf8(data, f"{what}: {plain(path)}")
+
+
+def read_file(path: str, what: str) -> str:
+    """The text of ``path`` (UTF-8). :raises SettingsError: unreadable or not UTF-8."""
+    return utf8(read_bytes(path, what), f"{what}: {plain(path)}")

@@ -96,7 +96,7 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll:
     """``poll``: the timer, whose next tick (``POLL_SECONDS``) is the retry of a pass that could not
     reach ZooKeeper or the API server; it logs one warning line instead of an error with a
     traceback. The event handlers ask kopf to retry after ``POLL_SECONDS``."""
-    ref = parse_resource(body).ref
+    ref = (body.metadata.namespace or "", body.metadata.name or "")
     try:
         with api.reachable("reconcile {}/{}".format(*ref)):
             _reconcile_now(body, memo, index)
