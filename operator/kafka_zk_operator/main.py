@@ -2,7 +2,9 @@
 
 Importing it registers every handler. Run it with ``kzo operator`` (or ``kopf run -m
 kafka_zk_operator.main``). Long-lived objects live in kopf's ``memo``: ``memo.settings``
-(``config.OperatorSettings``) and ``memo.clusters`` (one ZooKeeper session per cluster).
+(``config.OperatorSettings``), ``memo.clusters`` (one ZooKeeper session per cluster) and, with
+leader election, ``memo.leadership`` (``runtime.leadership.LeaderElector``, passed in by ``kzo
+operator`` once this replica leads).
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ import logging
 from typing import Any
 
 import kopf
-import prometheus_client
 
 import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
-from kafka_zk_operator import config
+from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
-from kafka_zk_operator.domain import crd_identity
+from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.handlers import diffbase, kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
+from kafka_zk_operator.runtime.leadership import LeaderElector
 
 
 @kopf.on.startup()
@@ -47,14 +49,31 @@ def configure(
         # grants no cluster-wide 'list namespaces', and kopf would retry it forever.
         settings.scanning.disabled = True
     memo.settings = operator_settings
-    memo.clusters = ClusterPool(operator_settings, StatusPatcher(crd_identity.KAFKA_TOPIC))
-    if operator_settings.metrics_port:
-        prometheus_client.start_http_server(operator_settings.metrics_port)
+    leadership: LeaderElector | None = getattr(memo, "leadership", None)
+    memo.clusters = ClusterPool(operator_settings, StatusPatcher(crd_identity.KAFKA_TOPIC), leadership)
+    metrics.serve(operator_settings.metrics_port)
+    if leadership is not None:
+        _claim_fences(memo.clusters, logger)
+    else:
+        metrics.LEADER.set(1)
     logger.info(
         "serving clusters %s in %s",
         ", ".join(c.name for c in operator_settings.clusters),
         ", ".join(operator_settings.namespaces) or "all namespaces",
     )
+
+
+def _claim_fences(pool: ClusterPool, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+    """A new leader claims every cluster's fence before handling anything, so that no write of an
+    earlier leader can land from now on; a cluster unreachable now is claimed when first used."""
+
+    def claim(runtime: ClusterRuntime) -> None:
+        try:
+            runtime.store()
+        except errors.KzoError as error:
+            logger.warning("cluster %s: the leader's fence is claimed on first use (%s)", runtime.name, error)
+
+    pool.each(claim)
 
 
 @kopf.on.cleanup()
@@ -76,3 +95,10 @@ def zookeeper_sessions(memo: Any, **_: Any) -> dict[str, bool]:
 
         pool.each(record)
     return sessions
+
+
+@kopf.on.probe(id="leader")
+def leader(memo: Any, **_: Any) -> str:
+    """Which replica answers: its Lease identity when leader election is on, else "standalone"."""
+    leadership: LeaderElector | None = getattr(memo, "leadership", None)
+    return "standalone" if leadership is None else leadership.identity

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+
+import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
 RECONCILIATIONS = Counter(
@@ -14,6 +17,7 @@ RECONCILE_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 ZK_WRITES = Counter("kzo_zookeeper_writes_total", "ZooKeeper writes (transactions count once)", ["cluster"])
+LEADER = Gauge("kzo_leader", "1 while this replica is the elected leader (always 1 without leader election)")
 ZK_CONNECTED = Gauge(
     "kzo_zookeeper_session_connected", "1 while the ZooKeeper session is connected", ["cluster"]
 )
@@ -42,3 +46,14 @@ REPLICAS_MOVED = Counter("kzo_replicas_moved_total", "Replica moves completed by
 QUEUED_REASSIGNMENTS = Gauge(
     "kzo_reassignments_queued", "PartitionReassignments waiting in the queue", ["cluster"]
 )
+
+_serving: set[int] = set()
+_serving_lock = threading.Lock()
+
+
+def serve(port: int) -> None:
+    """Serve ``/metrics`` on ``port`` (once per process: a standby starts it before kopf does)."""
+    with _serving_lock:
+        if port and port not in _serving:
+            prometheus_client.start_http_server(port)
+            _serving.add(port)

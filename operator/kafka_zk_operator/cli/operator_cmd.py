@@ -1,14 +1,32 @@
-"""``kzo operator``: run the operator (kopf) with settings from the environment (see ``config``)."""
+"""``kzo operator``: run the operator (kopf) with settings from the environment (see ``config``).
+
+With ``KZO_LEADER_ELECTION=true`` the process first stands by until it holds the leader Lease
+(``runtime.leadership``), answering its health probe and serving metrics meanwhile; kopf starts
+once it leads. A leader that loses the Lease stops (exit code 1: the pod restarts and stands by);
+one that is stopped normally releases it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import signal
+import threading
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_zk_operator import config
+from kafka_zk_operator import config, metrics
+from kafka_zk_operator.adapters.k8s.api import api_client
+from kafka_zk_operator.adapters.k8s.leases import LeaseApi
 from kafka_zk_operator.cli.main import CliError
+from kafka_zk_operator.domain.leader_lease import LeaseTimings
+from kafka_zk_operator.runtime.leadership import LeaderElector
+from kafka_zk_operator.runtime.standby import StandbyHealth
+
+log = logging.getLogger(__name__)
+#: How long a leader that lost its Lease waits for kopf to stop before it exits anyway.
+_STOP_GRACE_S = 15.0
 
 
 def register(subparsers: Any) -> None:
@@ -48,10 +66,60 @@ def _run(args: argparse.Namespace) -> int:
 
     log_format = args.log_format or default_log_format(os.environ)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[log_format.upper()])
-    kopf.run(
-        standalone=True,
-        clusterwide=not settings.namespaces,
-        namespaces=list(settings.namespaces),
-        liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
+    memo = kopf.Memo()
+    elector = None
+    if settings.leader_election is not None:
+        elector = _stand_by(settings)
+        if elector is None:
+            return 0
+        memo.leadership = elector
+    try:
+        kopf.run(
+            standalone=True,
+            clusterwide=not settings.namespaces,
+            namespaces=list(settings.namespaces),
+            liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
+            memo=memo,
+        )
+    finally:
+        if elector is not None:
+            elector.release()
+    return 1 if elector is not None and elector.lost not in (None, "stepped down") else 0
+
+
+def _stand_by(settings: config.OperatorSettings) -> LeaderElector | None:
+    """Wait, answering probes and serving metrics, until this replica leads; then renew in a thread.
+
+    Returns the elector, or None when a stop signal came first.
+    """
+    election = settings.leader_election
+    assert election is not None
+    elector = LeaderElector(
+        LeaseApi(api_client(), election.namespace, election.lease),
+        election.identity,
+        LeaseTimings.for_duration(election.lease_seconds),
     )
-    return 0
+    metrics.LEADER.set(0)
+    metrics.serve(settings.metrics_port)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    health = StandbyHealth(settings.health_port, lambda: elector.holder_seen)
+    health.start()
+    log.info("leader election on Lease %s/%s as %s", election.namespace, election.lease, election.identity)
+    try:
+        if not elector.acquire(stop):
+            return None
+    finally:
+        health.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    elector.keep_leading(_stop_process)
+    return elector
+
+
+def _stop_process(reason: str) -> None:
+    """Leadership lost: ask kopf to stop (as SIGTERM does), and exit anyway if it takes too long."""
+    os.kill(os.getpid(), signal.SIGTERM)
+    timer = threading.Timer(_STOP_GRACE_S, lambda: os._exit(1))
+    timer.daemon = True
+    timer.start()

@@ -50,6 +50,16 @@ Environment variables (the Helm chart sets them; every one has a default):
     An in-sync resync changes nothing in the status; ``lastSyncTime`` is refreshed at most this
     often (default 300) unless something else changed.
 
+``KZO_LEADER_ELECTION``
+    ``true`` when several replicas run (the chart's default of two): they elect one leader on a
+    Lease and the others stand by (``runtime.leadership``, docs/install.md#high-availability).
+    Default ``false``: one replica, no Lease.
+``KZO_LEADER_ELECTION_NAMESPACE`` / ``KZO_LEADER_ELECTION_LEASE`` / ``KZO_LEADER_ELECTION_LEASE_SECONDS``
+    Where the Lease is (default: the pod's namespace, from ``POD_NAMESPACE`` or the ServiceAccount's
+    namespace file; name ``kafka-zk-operator``), and how long it lasts without renewal (default 10:
+    the standby takes over at most about 12 s after the leader died). The replica's identity is
+    ``POD_NAME`` (else the host name) plus a random suffix, new for every process.
+
 ``KZO_REASSIGNMENT_POLL_SECONDS`` and ``KZO_REASSIGNMENT_STUCK_SECONDS`` belong to
 ``handlers.partitionreassignment`` (read there at import); :func:`load` only checks them, so that
 a bad value is a one-line error before the handlers are imported.
@@ -63,10 +73,13 @@ from __future__ import annotations
 import math
 import os
 import re
+import socket
+import uuid
 from collections.abc import Mapping
 
 from kafka_zk_operator.config.clusters_file import clusters_from_file, connect_string, kafka_version
 from kafka_zk_operator.config.settings import ClusterSettings as ClusterSettings
+from kafka_zk_operator.config.settings import LeaderElectionSettings as LeaderElectionSettings
 from kafka_zk_operator.config.settings import OperatorSettings as OperatorSettings
 from kafka_zk_operator.config.settings import SettingsError as SettingsError
 from kafka_zk_operator.config.settings import legacy_kopf_annotations as legacy_kopf_annotations
@@ -152,6 +165,52 @@ def _namespaces(env: Mapping[str, str]) -> tuple[str, ...]:
     return namespaces
 
 
+#: Where a pod's ServiceAccount token mount says which namespace it runs in.
+_POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+def _pod_namespace(env: Mapping[str, str]) -> str | None:
+    if env.get("POD_NAMESPACE", "").strip():
+        return env["POD_NAMESPACE"].strip()
+    try:
+        with open(_POD_NAMESPACE_FILE, encoding="utf-8") as file:
+            return file.read().strip() or None
+    except OSError:
+        return None
+
+
+def _leader_election(env: Mapping[str, str]) -> LeaderElectionSettings | None:
+    if _choice(env, "KZO_LEADER_ELECTION", "false", ("true", "false")) == "false":
+        return None
+    namespace = env.get("KZO_LEADER_ELECTION_NAMESPACE", "").strip() or _pod_namespace(env)
+    if namespace is None:
+        raise SettingsError(
+            "KZO_LEADER_ELECTION=true needs the namespace of its Lease: set KZO_LEADER_ELECTION_NAMESPACE "
+            "(or POD_NAMESPACE; in a pod the ServiceAccount's namespace is used)"
+        )
+    if not _NAMESPACE.fullmatch(namespace):
+        raise SettingsError(
+            f"KZO_LEADER_ELECTION_NAMESPACE {show(namespace)} is not a Kubernetes namespace name: use "
+            "lowercase letters, digits and '-', starting and ending with a letter or digit"
+        )
+    lease = env.get("KZO_LEADER_ELECTION_LEASE", "").strip() or "kafka-zk-operator"
+    if len(lease) > 253 or not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", lease):
+        raise SettingsError(
+            f"KZO_LEADER_ELECTION_LEASE {show(lease)} is not a Kubernetes object name: use lowercase "
+            "letters, digits, '-' and '.', starting and ending with a letter or digit"
+        )
+    seconds = _number(env, "KZO_LEADER_ELECTION_LEASE_SECONDS", 10.0)
+    if seconds < 2:
+        raise SettingsError(
+            f"KZO_LEADER_ELECTION_LEASE_SECONDS={show(env['KZO_LEADER_ELECTION_LEASE_SECONDS'])} is too "
+            "short: use at least 2 (the leader renews every fifth of it)"
+        )
+    holder = env.get("POD_NAME", "").strip() or socket.gethostname()
+    return LeaderElectionSettings(
+        namespace=namespace, lease=lease, identity=f"{holder}_{uuid.uuid4().hex[:8]}", lease_seconds=seconds
+    )
+
+
 def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
     """Read settings from ``env`` (default ``os.environ``). :raises SettingsError: with the cause."""
     env = os.environ if env is None else env
@@ -189,4 +248,5 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
         status_heartbeat_seconds=_number(
             env, "KZO_STATUS_HEARTBEAT_SECONDS", 300.0, zero_means="refreshes lastSyncTime on every sync"
         ),
+        leader_election=_leader_election(env),
     )

@@ -24,6 +24,16 @@ class ClusterSettings:
 
 
 @dataclass(frozen=True)
+class LeaderElectionSettings:
+    """The Lease replicas elect their leader on (``runtime.leadership``), and this replica's name."""
+
+    namespace: str
+    lease: str
+    identity: str
+    lease_seconds: float = 10.0
+
+
+@dataclass(frozen=True)
 class OperatorSettings:
     clusters: tuple[ClusterSettings, ...]
     default_cluster: str | None = None
@@ -35,6 +45,8 @@ class OperatorSettings:
     health_port: int = 8080
     create_wait_seconds: float = 10.0
     status_heartbeat_seconds: float = 300.0
+    #: None: leader election is off (one replica).
+    leader_election: LeaderElectionSettings | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
 
     def cluster(self, name: str | None) -> ClusterSettings:

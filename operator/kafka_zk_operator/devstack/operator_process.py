@@ -5,6 +5,7 @@ Deployment would run (this stack has no kubelet)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -103,6 +104,27 @@ class OperatorProcess:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
+
+    def pause(self) -> None:
+        """SIGSTOP: the process is frozen (as in a long GC pause or a frozen VM) until :meth:`resume`."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def leads(self) -> bool:
+        """This replica is the elected leader (its ``kzo_leader`` metric is 1); False if it cannot answer."""
+        if not self.running():
+            return False
+        try:
+            return self.metric_sum("kzo_leader ") == 1
+        except OSError:
+            return False
 
     def log_tail(self, lines: int = 60) -> str:
         try:

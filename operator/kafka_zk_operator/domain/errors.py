@@ -20,7 +20,8 @@ Tree::
     ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
     └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
         ├── MalformedZnode          ZooKeeperError     a znode whose data Kafka would not have written
-        └── VersionConflict         ZooKeeperError     a conditional write lost a race; re-plan and retry
+        ├── VersionConflict         ZooKeeperError     a conditional write lost a race; re-plan and retry
+        └── LeadershipLost          ZooKeeperError     this replica is no longer the elected leader
 
 Handlers map ``InvalidSpec``/``NotSupported`` to permanent failures and the others to retries.
 """
@@ -154,3 +155,9 @@ class MalformedZnode(ZooKeeperError):
 
 class VersionConflict(ZooKeeperError):
     """A conditional (versioned) write found the znode changed since it was read."""
+
+
+class LeadershipLost(ZooKeeperError):
+    """This operator replica lost its leader lease, or another replica claimed the cluster's fence
+    znode since: nothing was written, the replica writes nothing more and exits, and the elected
+    leader carries on (``runtime.leadership``)."""

@@ -8,6 +8,10 @@ session state is exported as a metric.
 A connect string whose chroot holds no Kafka cluster (no ``/brokers/ids``: a wrong chroot, or no
 broker has started with it yet) is ``ClusterUnavailable`` saying so, until a broker creates it;
 without this check every topic would be refused as asking for more replicas than the 0 brokers.
+
+With leader election (``runtime.leadership``) the store refuses to write unless this replica
+leads, and the first time a store is used the leader claims the cluster's fence znode, whose
+version every later write transaction checks (``adapters.zk.fence``).
 """
 
 from __future__ import annotations
@@ -17,17 +21,24 @@ import warnings
 from collections.abc import Callable
 
 from kafka_zk_operator import metrics
-from kafka_zk_operator.adapters.zk import session
+from kafka_zk_operator.adapters.zk import fence, session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.config import ClusterSettings, OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
+from kafka_zk_operator.runtime.leadership import LeaderElector
 
 
 class ClusterRuntime:
-    def __init__(self, settings: ClusterSettings, patcher: StatusPatcher | None) -> None:
+    def __init__(
+        self,
+        settings: ClusterSettings,
+        patcher: StatusPatcher | None,
+        leadership: LeaderElector | None = None,
+    ) -> None:
         self.settings = settings
+        self._leadership = leadership
         self.name = settings.name
         self._patcher = patcher
         self._lock = threading.Lock()
@@ -56,12 +67,24 @@ class ClusterRuntime:
                     kafka_version=self.settings.kafka_version,
                 )
                 self._store.on_write = lambda: metrics.ZK_WRITES.labels(self.name).inc()
+                if self._leadership is not None:
+                    self._store.leadership_guard = self._leadership.check
+                    self._store.on_fenced = self._leadership.lose
                 if self._patcher is not None:
                     self.health = HealthReporter(self._store, self._patcher, self.name)
                     self.health.start()
             if not self._kafka_seen:
                 self._require_kafka(self._store)
+            if self._leadership is not None and self._store.fence is None:
+                self._claim_fence(self._store, self._leadership)
             return self._store
+
+    def _claim_fence(self, store: ZkStore, leadership: LeaderElector) -> None:
+        """Make every earlier leader's writes fail in ZooKeeper from now on (``adapters.zk.fence``)."""
+        leadership.check()
+        path = fence.fence_path(*leadership.fence_name)
+        version = fence.claim(store.client, path, leadership.identity, secure_acls=store.secure_acls)
+        store.fence = (path, version)
 
     def _require_kafka(self, store: ZkStore) -> None:
         """:raises ClusterUnavailable: no ``/brokers/ids`` under the chroot (checked until seen)."""
@@ -89,9 +112,14 @@ class ClusterRuntime:
 
 
 class ClusterPool:
-    def __init__(self, settings: OperatorSettings, patcher: StatusPatcher | None) -> None:
+    def __init__(
+        self,
+        settings: OperatorSettings,
+        patcher: StatusPatcher | None,
+        leadership: LeaderElector | None = None,
+    ) -> None:
         self.settings = settings
-        self._runtimes = {c.name: ClusterRuntime(c, patcher) for c in settings.clusters}
+        self._runtimes = {c.name: ClusterRuntime(c, patcher, leadership) for c in settings.clusters}
 
     def get(self, cluster: str | None) -> ClusterRuntime:
         """:raises InvalidSpec: the name is not a configured cluster."""

@@ -80,6 +80,14 @@ class StoreBase:
         #: (cversion of /brokers/ids, {live broker id: registration version}): re-read only when
         #: a broker registered or left since, not for every config write.
         self._registration_versions: tuple[int, dict[int, int]] | None = None
+        #: With leader election: the fence znode and the version this replica claimed
+        #: (``adapters.zk.fence``); every transaction checks it.
+        self.fence: tuple[str, int] | None = None
+        #: With leader election: raises ``LeadershipLost`` once this replica may no longer write;
+        #: called before a transaction is built and again right before it is sent.
+        self.leadership_guard: Callable[[], None] | None = None
+        #: Called when a transaction failed on the fence (another replica claimed it).
+        self.on_fenced: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -153,13 +161,20 @@ class StoreBase:
         return None if epoch is None else epoch[1].version
 
     def _transaction(self) -> tuple[Any, list[str]]:
-        """A transaction that starts with the KRaft guard's ``/controller_epoch`` check, and its paths."""
+        """A transaction that starts with the KRaft guard's ``/controller_epoch`` check and, with
+        leader election, the leader's fence check; and the paths of its operations."""
+        if self.leadership_guard is not None:
+            self.leadership_guard()
         epoch_version = self.ensure_writable()
         tx = self.client.transaction()
-        if epoch_version is None:
-            return tx, []
-        tx.check(znodes_cluster.CONTROLLER_EPOCH_PATH, epoch_version)
-        return tx, [znodes_cluster.CONTROLLER_EPOCH_PATH]
+        paths: list[str] = []
+        if epoch_version is not None:
+            tx.check(znodes_cluster.CONTROLLER_EPOCH_PATH, epoch_version)
+            paths.append(znodes_cluster.CONTROLLER_EPOCH_PATH)
+        if self.fence is not None:
+            tx.check(*self.fence)
+            paths.append(self.fence[0])
+        return tx, paths
 
     def _commit(self, tx: Any, paths: list[str]) -> None:
         """Send ``tx`` (whose operations are on ``paths``, in order).
@@ -167,10 +182,20 @@ class StoreBase:
         :raises RequestTooLarge: more than a ZooKeeper server accepts in one request (not sent).
         """
         check_request_size(tx, paths[-1])
+        if self.leadership_guard is not None:
+            self.leadership_guard()
         with zk_errors.mapped(self.client, paths[-1]):
             results = tx.commit()
         failure = zk_errors.transaction_failure(list(results), paths)
         if failure is not None:
+            if self.fence is not None and failure.message.startswith(self.fence[0] + " "):
+                message = (
+                    f"another operator replica claimed the leader's fence {self.fence[0]}: this one is "
+                    "no longer the leader; nothing was written"
+                )
+                if self.on_fenced is not None:
+                    self.on_fenced(message)
+                raise errors.LeadershipLost(message) from None
             if paths[0] == znodes_cluster.CONTROLLER_EPOCH_PATH and failure.message.startswith(
                 paths[0] + " "
             ):
