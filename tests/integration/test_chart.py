@@ -280,6 +280,9 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         ({"spark": {"enabled": True, "offloadAbovePartitions": -1}}, "offloadAbovePartitions"),
         ({"spark": {"executorMemory": "lots"}}, "executorMemory"),
         ({"spark": {"enabled": True, "serviceAccount": {"create": False}}}, "spark.serviceAccount.name"),
+        ({"leaderElection": {"enabled": False}}, "replicas > 1 needs leaderElection.enabled=true"),
+        ({"podAntiAffinity": "always"}, "podAntiAffinity"),
+        ({"leaderElection": {"leaseSeconds": 1}}, "leaseSeconds"),
     ],
     ids=[
         "namespaced-without-namespaces",
@@ -294,6 +297,9 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         "spark-negative-threshold",
         "spark-bad-memory",
         "spark-serviceaccount-without-name",
+        "two-replicas-without-leader-election",
+        "bad-anti-affinity",
+        "lease-too-short",
     ],
 )
 def test_bad_values_are_refused_with_a_pointer(
@@ -333,12 +339,17 @@ def test_chart_crds_pass_kubernetes_schemas(crd_file: str, version: str) -> None
     assert kubernetes_validate.validate(crd, version, strict=True) == version
 
 
-def test_default_deployment_is_one_restricted_recreated_replica(helm: Path, values_file: Any) -> None:
+def test_default_deployment_is_two_restricted_replicas_electing_a_leader(
+    helm: Path, values_file: Any
+) -> None:
     docs = render(helm, values_file({}))
     deployment = one(docs, "Deployment")
     spec = deployment["spec"]
-    assert spec["replicas"] == 1
-    assert spec["strategy"] == {"type": "Recreate"}
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
     pod = spec["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -352,7 +363,10 @@ def test_default_deployment_is_one_restricted_recreated_replica(helm: Path, valu
     assert ports == {"health": 8080, "metrics": 9090}
     for probe in ("livenessProbe", "readinessProbe"):
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {
+        e["name"]: e["value"] if "value" in e else e["valueFrom"]["fieldRef"]["fieldPath"]
+        for e in container["env"]
+    }
     assert env == {
         "KZO_CLUSTERS_FILE": "/etc/kzo/clusters.yaml",
         "KZO_NAMESPACES": "",
@@ -362,7 +376,20 @@ def test_default_deployment_is_one_restricted_recreated_replica(helm: Path, valu
         "KZO_CREATE_WAIT_SECONDS": "10",
         "KZO_HEALTH_PORT": "8080",
         "KZO_METRICS_PORT": "9090",
+        "KZO_LEADER_ELECTION": "true",
+        "KZO_LEADER_ELECTION_LEASE": deployment["metadata"]["name"],
+        "KZO_LEADER_ELECTION_LEASE_SECONDS": "10",
+        "POD_NAME": "metadata.name",
+        "POD_NAMESPACE": "metadata.namespace",
     }
+    selector = spec["selector"]["matchLabels"]
+    (preferred,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred["podAffinityTerm"] == {
+        "topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": selector},
+    }
+    budget = one(docs, "PodDisruptionBudget")
+    assert budget["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": selector}}
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["clusters"] == {"name": "clusters", "mountPath": "/etc/kzo", "readOnly": True}
     assert mounts["tmp"]["mountPath"] == "/tmp"
@@ -371,6 +398,47 @@ def test_default_deployment_is_one_restricted_recreated_replica(helm: Path, valu
     assert volumes["clusters"]["secret"]["secretName"] == secret["metadata"]["name"]
     assert "checksum/clusters" in spec["template"]["metadata"]["annotations"]
     assert pod["serviceAccountName"] == one(docs, "ServiceAccount")["metadata"]["name"]
+
+
+def test_one_replica_without_leader_election_is_recreated_and_needs_no_lease(
+    helm: Path, values_file: Any
+) -> None:
+    docs = render(helm, values_file({"replicas": 1, "leaderElection": {"enabled": False}}))
+    spec = one(docs, "Deployment")["spec"]
+    assert (spec["replicas"], spec["strategy"]) == (1, {"type": "Recreate"})
+    assert "affinity" not in spec["template"]["spec"]
+    env = {e["name"] for e in spec["template"]["spec"]["containers"][0]["env"]}
+    assert not {"KZO_LEADER_ELECTION", "POD_NAME"} & env
+    assert not by_kind(docs, "PodDisruptionBudget") and not by_kind(docs, "Role")
+
+
+def test_hard_anti_affinity_and_an_explicit_affinity(helm: Path, values_file: Any) -> None:
+    pod = one(render(helm, values_file({"podAntiAffinity": "hard"})), "Deployment")["spec"]["template"][
+        "spec"
+    ]
+    (required,) = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["topologyKey"] == "kubernetes.io/hostname"
+    mine = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}
+    pod = one(render(helm, values_file({"affinity": mine})), "Deployment")["spec"]["template"]["spec"]
+    assert pod["affinity"] == mine
+
+
+def test_leader_election_role_grants_only_the_release_lease(helm: Path, values_file: Any) -> None:
+    docs = render(helm, values_file({}))
+    (role,) = by_kind(docs, "Role")
+    assert role["metadata"]["namespace"] == "kzo-system"
+    lease = one(docs, "Deployment")["metadata"]["name"]
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [lease],
+            "verbs": ["get", "update"],
+        },
+    ]
+    (binding,) = by_kind(docs, "RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
 
 
 def test_rendered_clusters_secret_holds_the_clusters_file_and_credential_files(
@@ -437,7 +505,10 @@ def test_cluster_scope_rbac_is_exactly_what_the_operator_needs(helm: Path, value
     docs = render(helm, values_file({}))
     role = one(docs, "ClusterRole")
     assert rule_set(role["rules"]) == NAMESPACED_RULES | CRD_RULES | NAMESPACE_RULES
-    assert not by_kind(docs, "Role") and not by_kind(docs, "RoleBinding")
+    # the only Role is the Lease's (test_leader_election_role_grants_only_the_release_lease)
+    assert [r["metadata"]["name"] for r in by_kind(docs, "Role")] == [
+        f"{role['metadata']['name']}-leader-election"
+    ]
     binding = one(docs, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [
@@ -457,13 +528,20 @@ def test_peering_adds_only_kopf_peering_access(helm: Path, values_file: Any) -> 
     )
 
 
+def watched_roles(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Roles of rbac.scope=namespaced (not the Lease's)."""
+    return [r for r in by_kind(docs, "Role") if not r["metadata"]["name"].endswith("-leader-election")]
+
+
 def test_namespaced_rbac_has_one_role_per_watched_namespace(helm: Path, values_file: Any) -> None:
     docs = render(helm, values_file(VALUE_SETS["namespaced"]))
-    roles = by_kind(docs, "Role")
+    roles = watched_roles(docs)
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["team-a", "team-b"]
     for role in roles:
         assert rule_set(role["rules"]) == NAMESPACED_RULES
-    bindings = by_kind(docs, "RoleBinding")
+    bindings = [
+        b for b in by_kind(docs, "RoleBinding") if not b["metadata"]["name"].endswith("-leader-election")
+    ]
     assert sorted(b["metadata"]["namespace"] for b in bindings) == ["team-a", "team-b"]
     assert rule_set(one(docs, "ClusterRole")["rules"]) == CRD_RULES
     container = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
@@ -705,6 +783,18 @@ def test_helm_install_and_unchanged_upgrade_against_the_real_server(
 
 def can(api: k8s.ApiClient, who: Installed, verb: str, resource: str, namespace: str | None = None) -> bool:
     """SubjectAccessReview for ``verb resource[/subresource][.group]`` as the operator's ServiceAccount."""
+    return can_named(api, who, verb, resource, namespace, None)
+
+
+def can_named(
+    api: k8s.ApiClient,
+    who: Installed,
+    verb: str,
+    resource: str,
+    namespace: str | None,
+    object_name: str | None,
+) -> bool:
+    """:func:`can` for one object by name (``resourceNames`` rules)."""
     name, _, group = resource.partition(".")
     name, _, subresource = name.partition("/")
     review = k8s.V1SubjectAccessReview(
@@ -712,7 +802,12 @@ def can(api: k8s.ApiClient, who: Installed, verb: str, resource: str, namespace:
             user=who.user,
             groups=who.groups,
             resource_attributes=k8s.V1ResourceAttributes(
-                verb=verb, group=group, resource=name, subresource=subresource or None, namespace=namespace
+                verb=verb,
+                group=group,
+                resource=name,
+                subresource=subresource or None,
+                namespace=namespace,
+                name=object_name,
             ),
         )
     )
@@ -802,6 +897,22 @@ def test_cluster_scope_allows_what_the_operator_needs_in_any_namespace(
         assert can(api, cluster_install, verb, "customresourcedefinitions.apiextensions.k8s.io")
 
 
+def test_the_lease_is_the_only_one_the_operator_may_change(
+    api: k8s.ApiClient, cluster_install: Installed
+) -> None:
+    lease = one(cluster_install.docs, "Deployment")["metadata"]["name"]
+    namespace = cluster_install.namespace
+    for verb in ("get", "update"):
+        assert can_named(api, cluster_install, verb, "leases.coordination.k8s.io", namespace, lease)
+        assert not can_named(
+            api, cluster_install, verb, "leases.coordination.k8s.io", namespace, "kube-scheduler"
+        )
+        assert not can_named(api, cluster_install, verb, "leases.coordination.k8s.io", "other", lease)
+    assert can(api, cluster_install, "create", "leases.coordination.k8s.io", namespace)
+    assert not can(api, cluster_install, "delete", "leases.coordination.k8s.io", namespace)
+    assert not can(api, cluster_install, "create", "leases.coordination.k8s.io", "other")
+
+
 def test_cluster_scope_denies_everything_else(api: k8s.ApiClient, cluster_install: Installed) -> None:
     for namespace in ("other", cluster_install.namespace):
         for verb, resource in ALWAYS_DENIED_NAMESPACED:
@@ -851,7 +962,7 @@ def test_kubectl_auth_can_i_agrees(
     kubectl: Path, kafka_cluster: KafkaCluster, namespaced_install: Installed
 ) -> None:
     """The same answers through ``kubectl auth can-i --as`` (what an administrator would run)."""
-    watched = by_kind(namespaced_install.docs, "Role")[0]["metadata"]["namespace"]
+    watched = watched_roles(namespaced_install.docs)[0]["metadata"]["namespace"]
     base: list[str | Path] = [
         kubectl,
         "--kubeconfig",

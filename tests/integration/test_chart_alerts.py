@@ -45,6 +45,8 @@ TESTS: list[dict[str, Any]] = [
         "interval": "1m",
         "input_series": [
             {"series": f'up{{job="{JOB}",namespace="{NAMESPACE}"}}', "values": "1x5 0x30"},
+            {"series": f'kzo_leader{{job="{JOB}",namespace="{NAMESPACE}",pod="a"}}', "values": "1x5 0x20"},
+            {"series": f'kzo_leader{{job="{JOB}",namespace="{NAMESPACE}",pod="b"}}', "values": "0x25"},
             {"series": 'kzo_zookeeper_session_connected{cluster="main"}', "values": "1 0x20"},
             {"series": 'kzo_zookeeper_session_connected{cluster="other"}', "values": "1x20"},
             {
@@ -86,6 +88,9 @@ TESTS: list[dict[str, Any]] = [
         "alert_rule_test": [
             _alert("KzoOperatorDown", "10m"),  # down since 6m: not yet 10 min
             _alert("KzoOperatorDown", "17m", severity="critical"),
+            _alert("KzoNoLeader", "5m"),
+            _alert("KzoNoLeader", "7m"),  # no leader since 6m: not yet 2 min
+            _alert("KzoNoLeader", "9m", severity="critical"),
             _alert("KzoZooKeeperDisconnected", "4m"),
             _alert("KzoZooKeeperDisconnected", "7m", cluster="main", severity="critical"),
             _alert("KzoKafkaTopicsNotReady", "10m"),
@@ -106,7 +111,7 @@ def test_rules_pass_promtool_check(helm_bin: Path, promtool: Path, tmp_path: Pat
     rules_file = tmp_path / "rules.yaml"
     rules_file.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}))
     out = run([promtool, "check", "rules", rules_file]).stdout
-    assert "SUCCESS: 7 rules found" in out, out
+    assert "SUCCESS: 8 rules found" in out, out
 
 
 def test_each_alert_fires_on_its_series_and_only_there(

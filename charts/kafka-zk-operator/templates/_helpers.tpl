@@ -73,6 +73,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) -}}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.enabled" -}}
 {{- end -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicas > 1 needs leaderElection.enabled=true: without it every replica would reconcile the same resources" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Rules the operator needs in every namespace it watches. */}}
