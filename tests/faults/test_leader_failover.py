@@ -26,9 +26,10 @@ from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
-from tests.e2e.reassignment_helpers import fill, reassignment, wait_phase
+from tests.e2e.reassignment_helpers import wait_phase
 from tests.faults.conftest import OPERATOR_ENV, assert_converged
 from tests.faults.invariants import created_count, written_once
+from tests.faults.moves import event_reasons, start_throttled_moves
 from tests.integration.helpers import wait_for
 
 pytestmark = pytest.mark.usefixtures("suite_operator_paused")
@@ -36,8 +37,6 @@ pytestmark = pytest.mark.usefixtures("suite_operator_paused")
 LEASE_NAMESPACE = "kzo-system"
 #: The issue's bound on a takeover after the leader died.
 TAKEOVER_S = 15.0
-#: Slow enough that a batch (one partition of ~1.5 MB) is still moving when the leader dies.
-RATE = 100_000
 
 
 class Replicas:
@@ -149,13 +148,6 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
     assert not twice, twice[:20]
 
 
-def _event_reasons(api: client.ApiClient, namespace: str, name: str) -> list[str]:
-    events = client.CoreV1Api(api).list_namespaced_event(
-        namespace, field_selector=f"involvedObject.name={name}"
-    )
-    return [str(event.reason) for event in events.items for _ in range(max(1, int(event.count or 1)))]
-
-
 def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     replicas: Replicas,
     ensemble: KafkaCluster,
@@ -170,31 +162,7 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     """Promise: the leader killed -9 while a throttled batch moves data: the standby takes over
     within 15 s, starts no batch twice, and the reassignment completes with every partition on the
     replicas asked for and its throttles removed."""
-    topic = f"{ns}-moving"
-    topics.create(ns, kafkatopic(topic, partitions=3, rf=2))
-    topics.wait_ready(ns, topic)
-    for partition in range(3):
-        fill(kafka_view, topic, count=1500, size=1000, partition=partition)
-    described = kafka_view.describe(topic) or {}
-    racks = {broker.broker_id: broker.rack for broker in ensemble.stack.brokers.values()}
-    wanted = {}
-    for partition, data in described.items():
-        current = list(data["replicas"])
-        kept_racks = {racks[b] for b in current[1:]}
-        spare = min(b for b in racks if b not in current and racks[b] not in kept_racks)
-        wanted[partition] = [spare, *current[1:]]
-    reassignments.create(
-        ns,
-        reassignment(
-            "failover",
-            mode="Explicit",
-            throttle=RATE,
-            batch={"maxPartitions": 1},
-            partitions=[{"topic": topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        ),
-    )
-    running = wait_phase(reassignments, ns, "failover", ("Running", "Failed", "Completed"), timeout=120)
-    assert running["status"]["phase"] == "Running", running["status"].get("message")
+    topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "failover")
     assert zk.exists("/admin/reassign_partitions") is not None, "no batch in flight when the leader dies"
     leader = replicas.leader()
     leader.kill()
@@ -205,7 +173,7 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     assert done["status"]["phase"] == "Completed", done["status"].get("message")
     assert took <= TAKEOVER_S
     assert {p: d["replicas"] for p, d in (kafka_view.describe(topic) or {}).items()} == wanted
-    reasons = _event_reasons(api, ns, "failover")
+    reasons = event_reasons(api, ns, "failover")
     assert reasons.count("BatchStarted") == 3, reasons
     assert reasons.count("BatchCompleted") == 3, reasons
     assert_converged(api, ns, kafka_view, zk)

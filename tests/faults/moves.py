@@ -1,0 +1,63 @@
+"""A throttled reassignment for the fault tests to interrupt: three partitions of ~1.5 MB each,
+moved one batch at a time, slowly enough that a batch is still in flight when the fault hits."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from tests.conftest import KafkaCluster
+from tests.e2e.conftest import Resources, kafkatopic
+from tests.e2e.kafka_client import KafkaView
+from tests.e2e.reassignment_helpers import fill, reassignment, wait_phase
+
+#: Slow enough that a batch (one partition of ~1.5 MB) is still moving when the fault hits.
+RATE = 100_000
+
+
+def start_throttled_moves(
+    ensemble: KafkaCluster,
+    topics: Resources,
+    reassignments: Resources,
+    kafka_view: KafkaView,
+    namespace: str,
+    name: str,
+) -> tuple[str, dict[int, list[int]]]:
+    """Create a 3-partition RF 2 topic with data and an Explicit reassignment ``name`` moving each
+    partition's first replica to a broker (on another rack) it does not use, one partition per
+    batch; return once it is Running. Returns the topic and the replicas asked for."""
+    topic = f"{namespace}-moving"
+    topics.create(namespace, kafkatopic(topic, partitions=3, rf=2))
+    topics.wait_ready(namespace, topic)
+    for partition in range(3):
+        fill(kafka_view, topic, count=1500, size=1000, partition=partition)
+    described = kafka_view.describe(topic) or {}
+    racks = {broker.broker_id: broker.rack for broker in ensemble.stack.brokers.values()}
+    wanted = {}
+    for partition, data in described.items():
+        replicas = list(data["replicas"])
+        kept_racks = {racks[b] for b in replicas[1:]}
+        # The preferred leader's replica moves to a broker it does not use, on another rack
+        # (the default rackPolicy Enforce refuses a plan that puts both replicas on one rack).
+        spare = min(b for b in racks if b not in replicas and racks[b] not in kept_racks)
+        wanted[partition] = [spare, *replicas[1:]]
+    reassignments.create(
+        namespace,
+        reassignment(
+            name,
+            mode="Explicit",
+            throttle=RATE,
+            batch={"maxPartitions": 1},
+            partitions=[{"topic": topic, "partition": p, "replicas": r} for p, r in wanted.items()],
+        ),
+    )
+    running = wait_phase(reassignments, namespace, name, ("Running", "Failed", "Completed"), timeout=120)
+    assert running["status"]["phase"] == "Running", running["status"].get("message")
+    return topic, wanted
+
+
+def event_reasons(api: client.ApiClient, namespace: str, name: str) -> list[str]:
+    """The reasons of the Events about ``name``, one per occurrence."""
+    events = client.CoreV1Api(api).list_namespaced_event(
+        namespace, field_selector=f"involvedObject.name={name}"
+    )
+    return [str(event.reason) for event in events.items for _ in range(max(1, int(event.count or 1)))]
