@@ -3,6 +3,11 @@ moved one batch at a time, slowly enough that a batch is still in flight when th
 
 from __future__ import annotations
 
+import json
+import threading
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
 from kubernetes import client
 
 from tests.conftest import KafkaCluster
@@ -61,3 +66,51 @@ def event_reasons(api: client.ApiClient, namespace: str, name: str) -> list[str]
         namespace, field_selector=f"involvedObject.name={name}"
     )
     return [str(event.reason) for event in events.items for _ in range(max(1, int(event.count or 1)))]
+
+
+class BatchRecorder:
+    """Every ``/admin/reassign_partitions`` znode seen while it runs (polled every 0.1 s; a batch of
+    :func:`start_throttled_moves` lasts seconds), by creation zxid: Kafka's own record of the
+    batches started. A batch started twice shows up as two znodes with the same partitions."""
+
+    def __init__(self, zk: KazooClient) -> None:
+        self._zk = zk
+        self.batches: dict[int, frozenset[tuple[str, int]]] = {}
+        self.unreadable: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> BatchRecorder:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                data, stat = self._zk.get("/admin/reassign_partitions")
+            except NoNodeError:
+                continue
+            except KazooException:  # the test's own session reconnecting (a ZooKeeper fault)
+                continue
+            try:
+                moves = json.loads(data)["partitions"]
+                batch = frozenset((m["topic"], m["partition"]) for m in moves)
+            except (ValueError, KeyError, TypeError) as exc:  # never die silently: the test reports it
+                self.unreadable.append(f"{data[:200]!r}: {exc}")
+                continue
+            self.batches.setdefault(stat.czxid, batch)
+
+    def started_twice(self) -> list[frozenset[tuple[str, int]]]:
+        seen = list(self.batches.values())
+        return [batch for batch in set(seen) if seen.count(batch) > 1]
+
+    def check(self, expected: int) -> None:
+        """``expected`` batches seen, none twice, every znode readable."""
+        shown = {czxid: sorted(batch) for czxid, batch in self.batches.items()}
+        assert not self.unreadable, self.unreadable
+        assert not self.started_twice(), f"a batch was started twice: {shown}"
+        assert len(self.batches) == expected, f"{len(self.batches)} batches seen, not {expected}: {shown}"

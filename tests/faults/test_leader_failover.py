@@ -29,7 +29,7 @@ from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import wait_phase
 from tests.faults.conftest import OPERATOR_ENV, assert_converged
 from tests.faults.invariants import created_count, written_once
-from tests.faults.moves import event_reasons, start_throttled_moves
+from tests.faults.moves import BatchRecorder, event_reasons, start_throttled_moves
 from tests.integration.helpers import wait_for
 
 pytestmark = pytest.mark.usefixtures("suite_operator_paused")
@@ -162,17 +162,19 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     """Promise: the leader killed -9 while a throttled batch moves data: the standby takes over
     within 15 s, starts no batch twice, and the reassignment completes with every partition on the
     replicas asked for and its throttles removed."""
-    topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "failover")
-    assert zk.exists("/admin/reassign_partitions") is not None, "no batch in flight when the leader dies"
-    leader = replicas.leader()
-    leader.kill()
-    took = _takeover(replicas, leader)
-    replicas.restart_exited()
-    done = wait_phase(reassignments, ns, "failover", ("Completed", "Failed"), timeout=420)
+    with BatchRecorder(zk) as recorded:
+        topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "failover")
+        assert zk.exists("/admin/reassign_partitions") is not None, "no batch in flight when the leader dies"
+        leader = replicas.leader()
+        leader.kill()
+        took = _takeover(replicas, leader)
+        replicas.restart_exited()
+        done = wait_phase(reassignments, ns, "failover", ("Completed", "Failed"), timeout=420)
     print(f"[figures] reassignment: standby led {took:.1f} s after the kill")
     assert done["status"]["phase"] == "Completed", done["status"].get("message")
     assert took <= TAKEOVER_S
     assert {p: d["replicas"] for p, d in (kafka_view.describe(topic) or {}).items()} == wanted
+    recorded.check(expected=3)
     reasons = event_reasons(api, ns, "failover")
     assert reasons.count("BatchStarted") == 3, reasons
     assert reasons.count("BatchCompleted") == 3, reasons

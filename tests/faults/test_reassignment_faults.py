@@ -12,7 +12,7 @@ from tests.e2e.conftest import Resources
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import wait_phase
 from tests.faults.conftest import assert_converged_despite_controller_defect
-from tests.faults.moves import event_reasons, start_throttled_moves
+from tests.faults.moves import BatchRecorder, event_reasons, start_throttled_moves
 
 
 def test_zookeeper_leader_killed_during_a_reassignment_batch(
@@ -28,14 +28,16 @@ def test_zookeeper_leader_killed_during_a_reassignment_batch(
     """Promise: killing the ZooKeeper leader while a throttled batch is in flight starts no batch
     twice and leaves no throttle or reassignment znode behind: the reassignment completes with every
     partition on exactly the replicas asked for."""
-    topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "leader-loss")
-    leader = ensemble.stack.zookeeper_leader()
-    ensemble.stack.kill_zookeeper(leader)
-    time.sleep(5)
-    ensemble.stack.restart_zookeeper(leader)
-    done = wait_phase(reassignments, ns, "leader-loss", ("Completed", "Failed"), timeout=420)
+    with BatchRecorder(zk) as recorded:
+        topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "leader-loss")
+        leader = ensemble.stack.zookeeper_leader()
+        ensemble.stack.kill_zookeeper(leader)
+        time.sleep(5)
+        ensemble.stack.restart_zookeeper(leader)
+        done = wait_phase(reassignments, ns, "leader-loss", ("Completed", "Failed"), timeout=420)
     assert done["status"]["phase"] == "Completed", done["status"].get("message")
     assert {p: d["replicas"] for p, d in (kafka_view.describe(topic) or {}).items()} == wanted
+    recorded.check(expected=3)
     reasons = event_reasons(api, ns, "leader-loss")
     assert reasons.count("BatchStarted") == 3, reasons
     assert reasons.count("BatchCompleted") == 3, reasons
