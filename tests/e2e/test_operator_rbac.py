@@ -26,6 +26,17 @@ from tests.integration.helpers import wait_for
 from tests.integration.test_chart import Installed, install
 
 
+def _watched(installed: Installed) -> str:
+    """The namespace the chart's namespaced RBAC grants (not the release's, which holds the Lease's Role)."""
+    return str(
+        next(
+            d["metadata"]["namespace"]
+            for d in installed.docs
+            if d["kind"] == "RoleBinding" and not d["metadata"]["name"].endswith("-leader-election")
+        )
+    )
+
+
 def _service_account_kubeconfig(cluster: KafkaCluster, installed: Installed, path: Path) -> Path:
     ns, sa = installed.namespace, installed.service_account
     assert cluster.stack.controlplane is not None
@@ -53,14 +64,21 @@ def chart_operator(
     installed = install(
         tools.helm_binary(), tools.kubectl_binary(), api_client, kafka_cluster.kubeconfig, tmp_path, values
     )
-    watched = next(d["metadata"]["namespace"] for d in installed.docs if d["kind"] == "RoleBinding")
+    watched = _watched(installed)
     kubeconfig = _service_account_kubeconfig(kafka_cluster, installed, tmp_path / "sa-kubeconfig")
     operator.stop()
+    # As the chart's pod runs it: electing a leader on the release's Lease, with the chart's Role.
     scoped = OperatorProcess(
         kubeconfig=kubeconfig,
         zk_connect=kafka_cluster.zk_connect,
         log_path=tmp_path / "operator.log",
-        extra_env={"KZO_NAMESPACES": watched},
+        extra_env={
+            "KZO_NAMESPACES": watched,
+            "KZO_LEADER_ELECTION": "true",
+            "KZO_LEADER_ELECTION_NAMESPACE": installed.namespace,
+            "KZO_LEADER_ELECTION_LEASE": "kzo",
+            "POD_NAME": "kzo-0",
+        },
     )
     try:
         scoped.start()
@@ -77,7 +95,8 @@ def test_the_operator_reconciles_with_only_the_charts_namespaced_permissions(
     unique_topic: str,
 ) -> None:
     scoped, installed, kubeconfig = chart_operator
-    watched = next(d["metadata"]["namespace"] for d in installed.docs if d["kind"] == "RoleBinding")
+    watched = _watched(installed)
+    wait_for(scoped.leads, timeout=60, what="the operator to hold the chart's Lease")
     topics = Resources(api_client, "kafkatopics")
     topics.create(watched, kafkatopic(unique_topic, partitions=2, rf=3, config={"retention.ms": "3600000"}))
     ready = topics.wait_ready(watched, unique_topic)
@@ -90,6 +109,8 @@ def test_the_operator_reconciles_with_only_the_charts_namespaced_permissions(
     events = client.CoreV1Api(api_client).list_namespaced_event(watched).items
     assert any(e.reason == "TopicCreated" for e in events), "Events need only the chart's permissions"
     assert "403" not in scoped.log_tail(400) and "Forbidden" not in scoped.log_tail(400)
+    lease = client.CoordinationV1Api(api_client).read_namespaced_lease("kzo", installed.namespace)
+    assert lease.spec is not None and str(lease.spec.holder_identity).startswith("kzo-0_")
 
     as_operator: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]  # kubernetes.config is untyped
         config_file=str(kubeconfig)
