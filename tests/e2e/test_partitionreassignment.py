@@ -361,10 +361,12 @@ def test_explicit_mode_moves_exactly_what_was_asked_throttled_while_it_runs(
     )
     # While batch 1 (partition 0: 1,2 -> 3,1) runs: Kafka's throttle lists on exactly the moving
     # replicas, rates on the brokers involved, as ZooKeeper holds them and as Kafka reports them.
+    # The topic's and each broker's throttle are separate config writes: wait for all of them.
     seen = wait_for(
         lambda: (
             t
-            if (t := probe.operator_throttles([1, 2, 3], [unique_topic])) and f"topics/{unique_topic}" in t
+            if (t := probe.operator_throttles([1, 2, 3], [unique_topic]))
+            and {f"topics/{unique_topic}", "brokers/1", "brokers/2", "brokers/3"} <= set(t)
             else None
         ),
         timeout=60,
@@ -435,7 +437,9 @@ def test_pre_existing_throttles_are_untouched_and_restored(
     try:
         probe.write_config("topics", unique_topic, {"leader.replication.throttled.replicas": "0:9"})
         wait_for(lambda: probe.broker_config(3).get("follower.replication.throttled.rate") == "4242")
-        wait_for(lambda: probe.topic_config(unique_topic).get("leader.replication.throttled.replicas") == "0:9")
+        wait_for(
+            lambda: probe.topic_config(unique_topic).get("leader.replication.throttled.replicas") == "0:9"
+        )
 
         kprs.create(
             namespace,
