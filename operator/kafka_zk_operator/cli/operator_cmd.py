@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if elector is not None:
             elector.release()
-    return 1 if elector is not None and elector.lost not in (None, "stepped down") else 0
+    return 1 if elector is not None and elector.lost is not None else 0
 
 
 def _stand_by(settings: config.OperatorSettings) -> LeaderElector | None:

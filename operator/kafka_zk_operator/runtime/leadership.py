@@ -64,6 +64,8 @@ class LeaderElector:
         #: Monotonic time the last successful write of the lease (acquire or renew) was started.
         self._renewed_at: float | None = None
         self._lost: str | None = None
+        #: Set by :meth:`release`: a normal stop, not a loss; no write is allowed after it either.
+        self._stepped_down = False
         self._on_lost: Callable[[str], None] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -159,7 +161,7 @@ class LeaderElector:
     def leading(self) -> bool:
         """True while this replica holds the lease and renewed it within the renew deadline."""
         with self._lock:
-            if self._lost is not None or self._renewed_at is None:
+            if self._lost is not None or self._stepped_down or self._renewed_at is None:
                 return False
             return self._clock() - self._renewed_at < self.timings.renew_deadline_s
 
@@ -168,7 +170,7 @@ class LeaderElector:
         if self.leading():
             return
         with self._lock:
-            reason = self._lost
+            reason = "stepped down" if self._stepped_down else self._lost
         if reason is None:
             reason = (
                 f"{self.leases.ref} was last renewed more than {self.timings.renew_deadline_s:g} s ago"
@@ -191,6 +193,7 @@ class LeaderElector:
 
     @property
     def lost(self) -> str | None:
+        """Why the leadership was lost (None: still held, or handed over by :meth:`release`)."""
         with self._lock:
             return self._lost
 
@@ -202,7 +205,7 @@ class LeaderElector:
         if not self.leading():
             return
         with self._lock:
-            self._lost = "stepped down"
+            self._stepped_down = True
         metrics.LEADER.set(0)
         try:
             record = self.leases.read()
