@@ -344,6 +344,22 @@ def test_a_crash_after_the_write_ahead_reapplies_the_recorded_throttle_not_a_fre
     assert zk.configs[("brokers", "1")] == {RATE: "777"}, "restored from the record, not from our own value"
 
 
+def test_a_batch_submitted_just_before_a_crash_is_announced_once_by_the_next_run(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    """The operator died after writing the batch's znode and before its status and Events: the
+    run that finds the batch moving posts the BatchStarted nobody saw, and later polls do not."""
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+    first = step(api, zk)
+    assert [e.reason for e in first.events].count("BatchStarted") == 1 and zk.reassign is not None
+    api.body["status"]["progress"]["batchStartedAt"] = None  # the crash: only the write-ahead landed
+    adopted = step(api, zk)
+    assert [e.reason for e in adopted.events] == ["BatchStarted"]
+    assert "before the operator restarted" in adopted.events[0].message
+    assert zk.reassign is not None and api.body["status"]["progress"]["batchStartedAt"]
+    assert "BatchStarted" not in [e.reason for e in step(api, zk).events]
+
+
 def test_manual_approval_writes_nothing_until_approved(zk: FakeZk, journal: list[str]) -> None:
     api = FakeApi(body(partitions=MOVES[:1], approval="Manual", throttle=100), journal)
     step(api, zk)

@@ -86,8 +86,14 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
             continue
         run.set_progress(partitions_done=done_before + len(state.done))
         if observation.owner is ZnodeOwner.OURS or (state.in_flight and submitted(progress, current)):
-            if not progress.batch_started_at:  # submitted just before a crash
+            if not progress.batch_started_at:  # submitted just before a crash: not announced yet
                 run.set_progress(batch_started_at=timestamp(run.now))
+                run.event(
+                    "Normal",
+                    "BatchStarted",
+                    f"Batch {current} of {total} started: {_names(batch)} (submitted just before "
+                    "the operator restarted)",
+                )
             throttles.adjust_throttle(run, current, batch)
             report_in_flight(run, current, total, state, stop)
             return
