@@ -95,31 +95,32 @@ class FakeLeases:
         self._versions = itertools.count(1)
         self.unreachable = False
         self.writes = 0
+        self.reads = 0
 
     def read(self) -> LeaseRecord | None:
+        self.reads += 1
         if self.unreachable:
             raise KubernetesApiError("the Kubernetes API server could not be reached (test)")
         return self.record
 
-    def create(self, holder: str, duration_s: float) -> bool:
+    def create(self, holder: str, duration_s: float) -> LeaseRecord | None:
         if self.record is not None:
-            return False
-        self._store(holder, duration_s, 0)
-        return True
+            return None
+        return self._store(holder, duration_s, 0)
 
     def replace(
         self, record: LeaseRecord, holder: str, duration_s: float, *, transitions: int, acquired: bool
-    ) -> bool:
+    ) -> LeaseRecord | None:
         if self.unreachable:
             raise KubernetesApiError("the Kubernetes API server could not be reached (test)")
         if self.record is None or self.record.resource_version != record.resource_version:
-            return False
-        self._store(holder, duration_s, transitions)
-        return True
+            return None
+        return self._store(holder, duration_s, transitions)
 
-    def _store(self, holder: str, duration_s: float, transitions: int) -> None:
+    def _store(self, holder: str, duration_s: float, transitions: int) -> LeaseRecord:
         self.writes += 1
         self.record = LeaseRecord(holder, duration_s, transitions, str(next(self._versions)))
+        return self.record
 
 
 class Clock:
@@ -197,6 +198,38 @@ def test_a_paused_leader_is_refused_on_resume_before_anything_else_runs() -> Non
     assert len(lost) == 1  # told once
 
 
+def test_the_leader_renews_with_one_write_on_the_version_it_wrote_last() -> None:
+    """client-go's fast path: a renewal is one request, not a read and a write (under load each
+    request to the API server counts against the renew deadline)."""
+    leases, clock = FakeLeases(), Clock()
+    a = _elector(leases, "a", clock)
+    assert a.try_once()
+    reads, writes = leases.reads, leases.writes
+    for _ in range(5):
+        clock.now += 2
+        assert a.try_once()
+    assert (leases.reads - reads, leases.writes - writes) == (0, 5)
+    assert a.leading()
+
+
+def test_a_renewal_that_finds_the_lease_changed_reads_it_and_sees_the_new_holder() -> None:
+    leases, clock = FakeLeases(), Clock()
+    a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
+    assert a.try_once()
+    b.try_once()
+    clock.now += 30  # a was paused; b took the lease over
+    assert b.try_once()
+    reads = leases.reads
+    assert not a.try_once()
+    assert leases.reads == reads + 1
+    assert leases.record is not None and leases.record.holder == "b"
+
+
+def test_one_request_may_not_use_up_the_renew_deadline() -> None:
+    timings = LeaseTimings.for_duration(10)
+    assert timings.request_timeout_s + timings.retry_s <= timings.renew_deadline_s
+
+
 def test_a_lost_race_for_the_lease_is_not_leadership() -> None:
     leases, clock = FakeLeases(), Clock()
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
@@ -204,7 +237,7 @@ def test_a_lost_race_for_the_lease_is_not_leadership() -> None:
     stale = leases.record
     assert a.try_once()  # renewed: the version b read is gone
     assert stale is not None
-    assert not leases.replace(stale, "b", 10, transitions=1, acquired=True)
+    assert leases.replace(stale, "b", 10, transitions=1, acquired=True) is None
     assert not b.try_once()
 
 

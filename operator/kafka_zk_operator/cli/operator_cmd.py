@@ -94,10 +94,11 @@ def _stand_by(settings: config.OperatorSettings) -> LeaderElector | None:
     """
     election = settings.leader_election
     assert election is not None
+    timings = LeaseTimings.for_duration(election.lease_seconds)
     elector = LeaderElector(
-        LeaseApi(api_client(), election.namespace, election.lease),
+        LeaseApi(api_client(), election.namespace, election.lease, timeout_s=timings.request_timeout_s),
         election.identity,
-        LeaseTimings.for_duration(election.lease_seconds),
+        timings,
     )
     metrics.LEADER.set(0)
     metrics.serve(settings.metrics_port)

@@ -30,6 +30,12 @@ class LeaseTimings:
     renew_deadline_s: float = 7.0
     retry_s: float = 2.0
 
+    @property
+    def request_timeout_s(self) -> float:
+        """How long one request to the API server may take: one that hangs leaves time for
+        another attempt before the renew deadline."""
+        return max(1.0, self.renew_deadline_s - self.retry_s)
+
     @classmethod
     def for_duration(cls, duration_s: float) -> LeaseTimings:
         """client-go's ratios (15 s / 10 s / 2 s), scaled to ``duration_s``."""

@@ -36,6 +36,7 @@ from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.k8s.leases import LeaseApi
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.leader_lease import (
+    LeaseRecord,
     LeaseTimings,
     Observation,
     Step,
@@ -69,6 +70,8 @@ class LeaderElector:
         self._on_lost: Callable[[str], None] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: The lease as this replica last wrote it, while it holds it (renewals write on it).
+        self._held: LeaseRecord | None = None
         #: The holder seen last (for the standby's health answer and logs).
         self.holder_seen: str = ""
 
@@ -80,36 +83,56 @@ class LeaderElector:
     # ------------------------------------------------------------------ one attempt
 
     def try_once(self) -> bool:
-        """Read the lease and create, renew or take it over if the rules allow; True if we hold it.
+        """Create, renew or take over the lease if the rules allow; True if we hold it.
+
+        The holder renews with one write, on the version it wrote last (client-go's fast path);
+        only when that write finds the lease changed, or when it does not hold the lease, does it
+        read first.
 
         :raises KubernetesApiError: the API server refused or could not be reached.
         """
         started = self._clock()
+        written = self._renew_held() if self._held is not None else None
+        if written is None:
+            written = self._read_and_write(started)
+        if written is None:
+            return False
+        with self._lock:
+            self._renewed_at = started
+            self._held = written
+        self.holder_seen = self.identity
+        return True
+
+    def _renew_held(self) -> LeaseRecord | None:
+        held = self._held
+        assert held is not None
+        self._held = None  # until this write succeeds: a failure must not be retried on it
+        return self.leases.replace(
+            held, self.identity, self.timings.duration_s, transitions=held.transitions, acquired=False
+        )
+
+    def _read_and_write(self, started: float) -> LeaseRecord | None:
         record = self.leases.read()
         self._observation.see(record, started)
         self.holder_seen = record.holder if record is not None else ""
         step = next_step(record, self.identity, self._observation, self._clock())
         if step is Step.WAIT:
-            return False
+            return None
         duration = self.timings.duration_s
         if step is Step.CREATE:
-            won = self.leases.create(self.identity, duration)
+            written = self.leases.create(self.identity, duration)
         else:
             assert record is not None
-            won = self.leases.replace(
+            written = self.leases.replace(
                 record,
                 self.identity,
                 duration,
                 transitions=transitions_after(record, self.identity),
                 acquired=step is Step.TAKE_OVER,
             )
-        if won:
-            with self._lock:
-                self._renewed_at = started
-            self.holder_seen = self.identity
-            if step is not Step.RENEW:
-                log.info("became the leader (%s, identity %s)", self.leases.ref, self.identity)
-        return won
+        if written is not None and step is not Step.RENEW:
+            log.info("became the leader (%s, identity %s)", self.leases.ref, self.identity)
+        return written
 
     # ------------------------------------------------------------------ standby
 
@@ -143,18 +166,27 @@ class LeaderElector:
         while not self._stop.wait(self.timings.retry_s):
             if self._lost is not None:
                 return
+            started = self._clock()
             try:
                 held = self.try_once()
             except errors.KzoError as error:
                 log.warning("renewing %s failed: %s", self.leases.ref, error)
                 held = True  # not lost yet: the deadline decides
+            took = self._clock() - started
+            if took > self.timings.retry_s:
+                log.warning(
+                    "renewing %s took %.1f s (the leader stops after %g s without a renewal)",
+                    self.leases.ref,
+                    took,
+                    self.timings.renew_deadline_s,
+                )
             if not held:
                 self.lose(f"{self.holder_seen or 'another replica'} holds {self.leases.ref} now")
                 return
             if not self.leading():
                 self.lose(
                     f"{self.leases.ref} was not renewed for {self.timings.renew_deadline_s:g} s "
-                    "(the API server was unreachable or this process was paused)"
+                    "(the API server was unreachable or too slow, or this process was paused)"
                 )
                 return
 
@@ -208,12 +240,16 @@ class LeaderElector:
             self._stepped_down = True
         metrics.LEADER.set(0)
         try:
-            record = self.leases.read()
-            if record is not None and record.holder == self.identity:
-                self.leases.replace(
+            for known in (self._held, None):  # the version written last; if it changed, read
+                record = known or self.leases.read()
+                if record is None or record.holder != self.identity:
+                    return
+                released = self.leases.replace(
                     record, "", record.duration_s, transitions=record.transitions, acquired=False
                 )
-                log.info("stepped down: released %s", self.leases.ref)
+                if released is not None:
+                    log.info("stepped down: released %s", self.leases.ref)
+                    return
         except errors.KzoError as error:
             log.warning(
                 "could not release %s (%s); it expires in %g s",
