@@ -10,6 +10,8 @@ with the invariant checker; Kafka's view is read with a Kafka client and plain k
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -51,6 +53,7 @@ class Replicas:
             "KZO_LEADER_ELECTION_LEASE": lease,
         }
         self.lease = lease
+        self.restarts = 0
         self.processes = [
             OperatorProcess(
                 kubeconfig=ensemble.kubeconfig,
@@ -74,6 +77,36 @@ class Replicas:
         for process in self.processes:
             if not process.running():
                 process.start()
+                self.restarts += 1
+
+    @contextlib.contextmanager
+    def kubelet(self) -> Iterator[None]:
+        """Restart every replica that exits, as long as the block runs (a leader that lost its
+        Lease under load exits, and its pod is restarted)."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(1.0):
+                self.restart_exited()
+
+        thread = threading.Thread(target=loop, name="kubelet", daemon=True)
+        self.restart_exited()
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=90)
+
+    def leadership_story(self) -> str:
+        """Every replica's election lines (who led when, who lost and why), for the figures."""
+        lines = [
+            f"{process.log_path.stem}: {line.strip()}"
+            for process in self.processes
+            for line in process.log_tail(100_000).splitlines()
+            if any(word in line for word in ("became the leader", "lost the leadership", "renewing"))
+        ]
+        return "\n  ".join(lines[-30:])
 
 
 @pytest.fixture
@@ -135,12 +168,16 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
     leader.kill()
     killed_with = created_count(zk, names)
     took = _takeover(replicas, leader)
-    replicas.restart_exited()
     started = time.monotonic()
-    assert_converged(api, ns, kafka_view, zk, timeout=600)
+    with replicas.kubelet():
+        try:
+            assert_converged(api, ns, kafka_view, zk, timeout=600)
+        finally:
+            print(f"[figures] leadership:\n  {replicas.leadership_story()}")
     print(
         f"[figures] leader killed with {killed_with}/{len(names)} topics in ZooKeeper; standby led "
-        f"{took:.1f} s later; all converged {time.monotonic() - started:.0f} s after the takeover"
+        f"{took:.1f} s later; all converged {time.monotonic() - started:.0f} s after the takeover "
+        f"({replicas.restarts} replica restart(s))"
     )
     assert took <= TAKEOVER_S
     assert created_count(zk, names) == len(names)
@@ -168,9 +205,12 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
         leader = replicas.leader()
         leader.kill()
         took = _takeover(replicas, leader)
-        replicas.restart_exited()
-        done = wait_phase(reassignments, ns, "failover", ("Completed", "Failed"), timeout=420)
-    print(f"[figures] reassignment: standby led {took:.1f} s after the kill")
+        with replicas.kubelet():
+            done = wait_phase(reassignments, ns, "failover", ("Completed", "Failed"), timeout=420)
+    print(
+        f"[figures] reassignment: standby led {took:.1f} s after the kill "
+        f"({replicas.restarts} replica restart(s))\n  {replicas.leadership_story()}"
+    )
     assert done["status"]["phase"] == "Completed", done["status"].get("message")
     assert took <= TAKEOVER_S
     assert {p: d["replicas"] for p, d in (kafka_view.describe(topic) or {}).items()} == wanted
@@ -178,7 +218,8 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     reasons = event_reasons(api, ns, "failover")
     assert reasons.count("BatchStarted") == 3, reasons
     assert reasons.count("BatchCompleted") == 3, reasons
-    assert_converged(api, ns, kafka_view, zk)
+    with replicas.kubelet():
+        assert_converged(api, ns, kafka_view, zk)
 
 
 def test_a_paused_leader_that_lost_its_lease_writes_nothing_after_it_resumes(
