@@ -116,14 +116,21 @@ class _CountingStore(ZkStore):
         return super()._children(path)
 
 
-def test_a_pass_reads_the_topic_and_the_live_brokers_once(zk: KazooClient, unique_topic: str) -> None:
-    """Planning and the status share one observation, on the replication-factor path too."""
+def test_a_pass_reads_the_topic_once_and_the_live_brokers_only_when_one_came_or_went(
+    zk: KazooClient, unique_topic: str
+) -> None:
+    """Planning and the status share one observation, on the replication-factor path too; the
+    registrations are kept while ``/brokers/ids`` is unchanged (issue #16), and creating a name
+    without '.' or '_' lists no topics (only such names can collide with another)."""
     store, policies = _CountingStore(zk), TopicPolicies(create_wait_seconds=10)
+    assert "." not in unique_topic and "_" not in unique_topic
+    store.topic_znode_version()  # its caches (registrations, znode version) are warm, as in a running operator
+    store.reads.clear()
     status = _merged(
         {}, reconcile_topic(_resource(unique_topic), store, previous_status={}, policies=policies)
     )
+    assert store.reads["/brokers/topics"] == 0, store.reads
     for spec, outcome in (({}, errors.Reason.IN_SYNC), ({"replicationFactor": 2}, None)):
-        store.cluster_line()  # its cache of the registrations is warm, as in a running operator
         store.reads.clear()
         result = reconcile_topic(
             _resource(unique_topic, **spec), store, previous_status=status, policies=policies
@@ -134,4 +141,22 @@ def test_a_pass_reads_the_topic_and_the_live_brokers_once(zk: KazooClient, uniqu
         else:
             assert result.outcome is outcome
         assert result.writes == 0 and result.status["partitions"] == 1
-        assert store.reads["topic"] == 1 and store.reads[znodes_brokers.BROKER_IDS_PATH] == 1, store.reads
+        assert store.reads["topic"] == 1 and store.reads[znodes_brokers.BROKER_IDS_PATH] == 0, store.reads
+
+
+def test_a_name_with_a_dot_is_refused_when_it_collides_with_an_existing_underscore_name(
+    zk: KazooClient, unique_topic: str
+) -> None:
+    """The collision check still lists the topics for names that can collide (Kafka's
+    ``Topic.hasCollisionChars``), right before the create it guards."""
+    store, policies = _CountingStore(zk), TopicPolicies(create_wait_seconds=10)
+    underscored = f"{unique_topic}_x"
+    assert reconcile_topic(_resource(underscored), store, previous_status={}, policies=policies).outcome is (
+        errors.Reason.CREATED
+    )
+    store.reads.clear()
+    dotted = f"{unique_topic}.x"
+    result = reconcile_topic(_resource(dotted), store, previous_status={}, policies=policies)
+    assert isinstance(result.outcome, errors.InvalidTopicName), result.outcome
+    assert f"collides with existing topic '{underscored}'" in result.outcome.message
+    assert store.reads["/brokers/topics"] == 1 and store.read_assignment(dotted) is None

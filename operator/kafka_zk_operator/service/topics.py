@@ -26,7 +26,7 @@ from typing import Any
 
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import errors, topic_config
+from kafka_zk_operator.domain import errors, topic_config, topic_names
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
 from kafka_zk_operator.domain.model import BrokerId
 from kafka_zk_operator.domain.topic_placement import Placement
@@ -162,8 +162,12 @@ def _managed_pass(
                 brokers,
                 drift_policy=policies.config_drift,
                 applied_config=applied_config_from_status(previous_status),
-                # The collision check reads the names right before the create it guards.
-                existing_topics=store.topic_names() if observed.assignment is None else (),
+                # The collision check reads the names right before the create it guards; a name
+                # without '.' or '_' can only collide with itself, which the create refuses anyway
+                # (no list of every topic per create: it grows with the cluster).
+                existing_topics=store.topic_names()
+                if observed.assignment is None and topic_names.has_collision_chars(topic)
+                else (),
                 rng=rng,
                 placer=views.placer(topic, brokers) if views is not None else None,
                 cluster_line=store.cluster_line(),

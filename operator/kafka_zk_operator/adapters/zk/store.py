@@ -93,15 +93,25 @@ class ZkStore(ConfigStore, AdminRequestStore):
         """The topic-znode version this cluster's own writers use (mirror it on create).
 
         Taken from existing topic znodes (the highest seen among a few); v1, which every
-        Kafka version reads, when the cluster has no topics yet.
+        Kafka version reads, when the cluster has no topics yet. Kept until a broker registers
+        or leaves (an upgrade restarts every broker), so that a burst of creates does not list
+        every topic once per create.
         """
-        best = znodes_topics.TOPIC_ZNODE_V1
+        self.broker_registrations()  # one exists: the cversion the answer is kept under
+        brokers_cversion = self._registrations[0] if self._registrations is not None else None
+        kept = self._topic_znode_version
+        if kept is not None and kept[0] == brokers_cversion:
+            return kept[1]
+        best, seen = znodes_topics.TOPIC_ZNODE_V1, False
         for name in self.topic_names()[:5]:
             got = self._get(znodes_topics.TopicZNode.path(name))
             if got is not None:
+                seen = True
                 best = max(
                     best, znodes_topics.TopicZNode.decode(got[0], znodes_topics.TopicZNode.path(name)).version
                 )
+        if seen and brokers_cversion is not None:
+            self._topic_znode_version = (brokers_cversion, best)
         return best
 
     # ------------------------------------------------------------------ topic writes

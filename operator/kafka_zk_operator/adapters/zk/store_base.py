@@ -77,9 +77,11 @@ class StoreBase:
         self.writes = 0
         #: Called after every successful write (e.g. to count it in a metric).
         self.on_write: Callable[[], None] | None = None
-        #: (cversion of /brokers/ids, {live broker id: registration version}): re-read only when
-        #: a broker registered or left since, not for every config write.
-        self._registration_versions: tuple[int, dict[int, int]] | None = None
+        #: (``/brokers/ids`` cversion, the registrations read under it): re-read only when a
+        #: broker registered or left since (see broker_registrations).
+        self._registrations: tuple[int, tuple[znodes_brokers.BrokerRegistration, ...]] | None = None
+        #: (``/brokers/ids`` cversion, the topic-znode version taken from existing topics).
+        self._topic_znode_version: tuple[int, int] | None = None
         #: With leader election: the fence znode and the version this replica claimed
         #: (``adapters.zk.fence``); every transaction checks it.
         self.fence: tuple[str, int] | None = None
@@ -240,12 +242,30 @@ class StoreBase:
         )
 
     def broker_registrations(self) -> list[znodes_brokers.BrokerRegistration]:
+        """Every live broker's registration, sorted by id.
+
+        Read again only when ``/brokers/ids``'s cversion moved: it does whenever a broker comes,
+        goes or registers again (a restart, a new session), which is the only way its id, rack
+        or registration version change. So a reconcile pays one ``exists`` for them instead of a
+        list and a read per broker.
+        """
+        path = znodes_brokers.BROKER_IDS_PATH
+        with zk_errors.mapped(self.client, path):
+            stat = self.client.exists(path)
+        if stat is None:
+            return []
+        cached = self._registrations
+        if cached is not None and cached[0] == stat.cversion:
+            return list(cached[1])
         registrations = []
         for broker_id in self.broker_ids():
-            path = znodes_brokers.BrokerIdZNode.path(broker_id)
-            got = self._get(path)
+            broker_path = znodes_brokers.BrokerIdZNode.path(broker_id)
+            got = self._get(broker_path)
             if got is not None:  # the broker may have gone between the two reads
-                registrations.append(znodes_brokers.BrokerIdZNode.decode(got[0], path))
+                registrations.append(znodes_brokers.BrokerIdZNode.decode(got[0], broker_path))
+        # Cached under the cversion seen *before* the reads: a change meanwhile moved it past
+        # that, so the next call reads again.
+        self._registrations = (stat.cversion, tuple(registrations))
         return registrations
 
     def live_brokers(self) -> list[model.Broker]:
@@ -260,14 +280,4 @@ class StoreBase:
         return kafka_lines.cluster_line(self._live_registration_versions(), self.kafka_version)
 
     def _live_registration_versions(self) -> dict[int, int]:
-        path = znodes_brokers.BROKER_IDS_PATH
-        with zk_errors.mapped(self.client, path):
-            stat = self.client.exists(path)  # its cversion moves whenever a broker comes or goes
-        if stat is None:
-            return {}
-        cached = self._registration_versions
-        if cached is not None and cached[0] == stat.cversion:
-            return cached[1]
-        versions = {r.broker.id: r.version for r in self.broker_registrations()}
-        self._registration_versions = (stat.cversion, versions)
-        return versions
+        return {r.broker.id: r.version for r in self.broker_registrations()}
