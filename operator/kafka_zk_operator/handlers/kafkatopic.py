@@ -35,6 +35,7 @@ from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.condition_tally import ConditionTally, ready_labels
 from kafka_zk_operator.runtime.health import HandlerWrite
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
+from kafka_zk_operator.runtime.resync_gate import ResyncGate
 from kafka_zk_operator.service import topics
 
 #: Period of the level-based resync (read at import: kopf needs it when registering the timer).
@@ -89,6 +90,9 @@ _tally = ConditionTally(metrics.TOPICS_BY_CONDITION)
 #: add the same partitions). A timer's body is kopf's live view, read after the wait.
 _locks = KeyedLocks()
 
+#: Which resyncs have something to add, and when each resource's first one comes.
+_resyncs = ResyncGate(RESYNC_SECONDS)
+
 
 def _reconcile(
     body: kopf.Body,
@@ -105,12 +109,15 @@ def _reconcile(
     (found by the quorum-loss fault test)."""
     for key in config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")):
         patch.metadata.annotations[key] = None
-    with _locks.held(str(body.get("metadata", {}).get("uid", ""))):
+    uid = str(body.get("metadata", {}).get("uid", ""))
+    with _locks.held(uid):
         try:
             _reconcile_now(body, patch, memo, index, status)
         except kopf.TemporaryError:
             if not resync:
                 raise
+            return
+    _resyncs.reconciled(uid)
 
 
 def _reconcile_now(
@@ -243,10 +250,18 @@ def kafkatopic_update(
     _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
 
 
-@kopf.timer(GROUP, VERSION, PLURAL, interval=RESYNC_SECONDS, initial_delay=RESYNC_SECONDS)
+def _first_resync_delay(**_: Any) -> float:
+    return _resyncs.first_delay()
+
+
+@kopf.timer(GROUP, VERSION, PLURAL, interval=RESYNC_SECONDS, initial_delay=_first_resync_delay)
 def kafkatopic_resync(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
 ) -> None:
+    """Skipped (nothing read, nothing written) when another reconcile of the resource finished
+    less than half a period ago (``runtime.resync_gate``)."""
+    if not _resyncs.due(str(body.get("metadata", {}).get("uid", ""))):
+        return
     _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status, resync=True)
 
 
@@ -256,6 +271,7 @@ def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: A
     with _locks.held(resource.uid):
         _delete(body, resource, patch, memo, kwargs["kafkatopic_owners"])
     _locks.forget(resource.uid)  # done (a retry raises above and keeps it)
+    _resyncs.forget(resource.uid)
     _tally.forget(resource.ref)
 
 
