@@ -3,8 +3,10 @@
 For each N: a fresh local stack (ZooKeeper, 3 racked Kafka brokers, kube-apiserver), the CRDs,
 the operator as a process; then N KafkaTopic resources are created at once and the script
 measures the time until all are Ready (observedGeneration current), the ZooKeeper writes per
-topic (operator metric ``kzo_zookeeper_writes_total``), the operator's CPU time and peak RSS,
-and the ZooKeeper writes during one full no-op resync afterwards (must be 0).
+topic (operator metric ``kzo_zookeeper_writes_total``), the operator's CPU time and peak RSS;
+then, over two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and
+the operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
+has reconciled each once, and its writes (must be 0).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
        [--operator-env KEY=VALUE ...]
@@ -14,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import yaml
 from kubernetes import client, config
@@ -64,7 +69,35 @@ def ready_count(custom: client.CustomObjectsApi, namespace: str) -> int:
     return ready
 
 
-def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, str]) -> dict[str, float]:
+def apiserver_mutations(api: client.ApiClient) -> Counter[str]:
+    """Mutating requests the API server has served (its own ``apiserver_request_total``) by verb
+    and resource, leaving out Leases (the API server renews its own identity Lease every 10 s)."""
+    headers = {}
+    token = api.configuration.get_api_key_with_prefix("authorization")
+    if token:
+        headers["Authorization"] = token
+    response = api.call_api("GET", f"{api.configuration.host}/metrics", header_params=headers)
+    response.read()
+    counts: Counter[str] = Counter()
+    for line in response.data.decode().splitlines():
+        if not line.startswith("apiserver_request_total{") or re.search(
+            r'resource="(leases|endpoints|endpointslices)"', line
+        ):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+        if labels.get("verb") in ("POST", "PUT", "PATCH", "DELETE", "APPLY"):
+            what = "/".join(part for part in (labels.get("resource"), labels.get("subresource")) if part)
+            counts[f"{labels['verb']} {what}"] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def writes_between(before: Counter[str], after: Counter[str]) -> tuple[int, str]:
+    """How many mutating requests came between two readings, and which (``PATCH kafkatopics/status: 3``)."""
+    delta = after - before
+    return sum(delta.values()), ", ".join(f"{key}: {value}" for key, value in sorted(delta.items()))
+
+
+def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, str]) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
     stack = LocalStack(
         StackSpec(), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
@@ -114,18 +147,55 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
         all_ready = time.monotonic() - started
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
-        # One full resync period (plus margin) with nothing to do: must write nothing.
-        writes_before_resync = operator.metric_sum("kzo_zookeeper_writes_total")
+        peak_rss = proc_peak_rss_mb(operator.pid)
+        # Each topic's first resync (between one and two periods after it was first seen) moves
+        # its status from Created to InSync; after those, two full resync periods (plus margin)
+        # with nothing to do must write nothing, and the CPU the operator spends meanwhile, per
+        # period, is what a no-op resync of N topics costs.
         time.sleep(resync * 2 + 5)
+        writes_before_resync = operator.metric_sum("kzo_zookeeper_writes_total")
+        api_before_resync = apiserver_mutations(api)
+        cpu_before_resync = proc_cpu_seconds(operator.pid)
+        window = resync * 2 + 5
+        time.sleep(window)
         resync_writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes_before_resync
+        resync_api_writes, resync_api_detail = writes_between(api_before_resync, apiserver_mutations(api))
+        resync_cpu = (proc_cpu_seconds(operator.pid) - cpu_before_resync) * resync / window
+        # A fresh operator adopts the N existing topics: every resource reconciled once (its
+        # resume), nothing written.
+        operator.stop()
+        api_before_adoption = apiserver_mutations(api)
+        adopting = OperatorProcess(
+            kubeconfig=Path(state.kubeconfig),
+            zk_connect=state.zk_connect,
+            log_path=workdir / "operator-restarted.log",
+            extra_env={"KZO_RESYNC_SECONDS": str(resync), **operator_env},
+        )
+        restarted = time.monotonic()
+        adopting.start()
+        operator = adopting
+        while operator.metric_sum("kzo_reconciliations_total") < n:
+            time.sleep(0.5)
+            if time.monotonic() - restarted > 1800:
+                raise SystemExit(f"the restarted operator did not adopt {n} topics in 30 min")
+        adopted = time.monotonic() - restarted
+        adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         return {
             "n": n,
             "apply_s": applied,
             "all_ready_s": all_ready,
             "zk_writes_per_topic": writes / n,
             "operator_cpu_s": cpu,
-            "operator_peak_rss_mb": proc_peak_rss_mb(operator.pid),
+            "operator_peak_rss_mb": peak_rss,
             "noop_resync_writes": resync_writes,
+            "noop_resync_api_writes": resync_api_writes,
+            "noop_resync_cpu_s": resync_cpu,
+            "adopt_s": adopted,
+            "adopt_zk_writes": operator.metric_sum("kzo_zookeeper_writes_total"),
+            "adopt_api_writes": adopt_api_writes,
+            "detail": f"no-op resync API writes: {resync_api_detail or 'none'}; "
+            f"adoption API writes: {adopt_api_detail or 'none'}",
+            "adopt_peak_rss_mb": proc_peak_rss_mb(operator.pid) if operator.pid else 0.0,
         }
     finally:
         if operator is not None:
@@ -158,15 +228,22 @@ def main() -> int:
         "ZK writes/topic",
         "op CPU (s)",
         "op peak RSS (MB)",
-        "no-op resync writes",
+        "no-op resync: ZK writes / API writes / CPU per period (s)",
+        "adoption (s)",
+        "adoption: ZK writes / API writes / peak RSS (MB)",
     )
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
     for r in rows:
         print(
             f"{int(r['n'])} | {r['apply_s']:.1f} | {r['all_ready_s']:.1f} | {r['zk_writes_per_topic']:.2f} | "
-            f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | {int(r['noop_resync_writes'])}"
+            f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | "
+            f"{int(r['noop_resync_writes'])} / {int(r['noop_resync_api_writes'])} / {r['noop_resync_cpu_s']:.1f} | "
+            f"{r['adopt_s']:.1f} | {int(r['adopt_zk_writes'])} / {int(r['adopt_api_writes'])} / "
+            f"{r['adopt_peak_rss_mb']:.0f}"
         )
+    for r in rows:
+        print(f"N={int(r['n'])}: {r['detail']}")
     return 0
 
 
