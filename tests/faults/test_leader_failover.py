@@ -160,11 +160,11 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
     """Promise: the leader killed -9 in the middle of a burst of 1,000 KafkaTopics is replaced by
     the standby within 15 s; every topic ends Ready and as specified in Kafka, each created once
     (its znodes at the versions of one create)."""
-    leader = replicas.leader()
     names = [f"{ns}-ha-{i:04d}" for i in range(1000)]
     for name in names:
         topics.create(ns, kafkatopic(name, partitions=1, rf=3))
     wait_for(lambda: created_count(zk, names) >= 150 or None, timeout=300, what="the burst to be under way")
+    leader = replicas.leader()  # the one leading now
     leader.kill()
     killed_with = created_count(zk, names)
     took = _takeover(replicas, leader)
