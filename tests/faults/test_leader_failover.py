@@ -14,6 +14,7 @@ import contextlib
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -214,10 +215,13 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     assert done["status"]["phase"] == "Completed", done["status"].get("message")
     assert took <= TAKEOVER_S
     assert {p: d["replicas"] for p, d in (kafka_view.describe(topic) or {}).items()} == wanted
-    recorded.check(expected=3)
-    reasons = event_reasons(api, ns, "failover")
-    assert reasons.count("BatchStarted") == 3, reasons
-    assert reasons.count("BatchCompleted") == 3, reasons
+    recorded.check(expected=3)  # Kafka's own record: 3 batches, none started twice
+    reasons = Counter(event_reasons(api, ns, "failover"))
+    # The batches the survivor ran are announced once each. The first batch's BatchStarted may be
+    # lost: the killed leader had queued it in kopf's in-memory event queue; it is posted again
+    # only when the batch's start never reached the status (then the survivor announces it).
+    assert reasons["BatchStarted"] in (2, 3), reasons
+    assert reasons["BatchCompleted"] == 3 and reasons["BatchResubmitted"] == 0, reasons
     with replicas.kubelet():
         assert_converged(api, ns, kafka_view, zk)
 
