@@ -336,6 +336,23 @@ def test_an_in_sync_resync_patches_nothing_until_the_heartbeat() -> None:
     }
 
 
+def test_without_a_heartbeat_an_in_sync_resync_never_patches() -> None:
+    """The default (``math.inf``): a no-op resync of any number of topics writes nothing."""
+    import math
+    from datetime import UTC, datetime, timedelta
+
+    from kafka_zk_operator.domain.topic_status import status_changes
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z"}
+    same = {"partitions": 3, "lastSyncTime": "2027-01-01T00:00:00Z"}
+    assert status_changes(previous, same, now=t0 + timedelta(days=365), heartbeat_seconds=math.inf) == {}
+    # a status without a sync time yet still gets one
+    assert status_changes({"partitions": 3}, same, now=t0, heartbeat_seconds=math.inf) == {
+        "lastSyncTime": "2027-01-01T00:00:00Z"
+    }
+
+
 def test_a_real_change_carries_the_new_sync_time_and_removals() -> None:
     from datetime import UTC, datetime
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -44,7 +45,8 @@ class OperatorSettings:
     metrics_port: int = 9090
     health_port: int = 8080
     create_wait_seconds: float = 10.0
-    status_heartbeat_seconds: float = 300.0
+    #: inf: no heartbeat (lastSyncTime is written only with another status change).
+    status_heartbeat_seconds: float = math.inf
     #: None: leader election is off (one replica).
     leader_election: LeaderElectionSettings | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
