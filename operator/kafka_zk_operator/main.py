@@ -16,6 +16,7 @@ import kopf
 
 import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
 from kafka_zk_operator import config, metrics
+from kafka_zk_operator.adapters.k8s import kopf_session
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.handlers import diffbase, kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
@@ -74,6 +75,15 @@ def _claim_fences(pool: ClusterPool, logger: logging.Logger | logging.LoggerAdap
             logger.warning("cluster %s: the leader's fence is claimed on first use (%s)", runtime.name, error)
 
     pool.each(claim)
+
+
+@kopf.on.login()
+async def login(memo: Any, **kwargs: Any) -> kopf.AiohttpSession | None:
+    """kopf's default credentials on a bounded connection pool (``adapters.k8s.kopf_session``).
+    kopf runs the startup handlers first, so ``memo.settings`` is there."""
+    settings: config.OperatorSettings = memo.settings
+    connections = kopf_session.pool_size(settings.api_connections, len(settings.namespaces))
+    return await kopf_session.login(connections, memo=memo, **kwargs)
 
 
 @kopf.on.cleanup()

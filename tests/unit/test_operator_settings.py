@@ -542,3 +542,17 @@ def test_kafka_version_from_the_environment() -> None:
 )
 def test_a_bad_kafka_version_is_one_line(tmp_path: Path, snippet: str, expected: str) -> None:
     assert expected in _file_error(tmp_path, CLUSTER + snippet)
+
+
+# --- 8. API connections -----------------------------------------------------------------------------
+
+
+def test_api_connections_default_and_override() -> None:
+    assert load(_zk()).api_connections == 32
+    assert load(_zk(KZO_API_CONNECTIONS=" 8 ")).api_connections == 8
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "abc", "inf", "nan", "10001"])
+def test_api_connections_must_be_a_whole_number_from_1(value: str) -> None:
+    message = _error(_zk(KZO_API_CONNECTIONS=value))
+    assert message.startswith(f"KZO_API_CONNECTIONS={value!r} is not valid: use a whole number from 1")

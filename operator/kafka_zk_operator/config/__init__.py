@@ -52,6 +52,11 @@ Environment variables (the Helm chart sets them; every one has a default):
     nothing (with 10,000 topics a 5-minute heartbeat alone was 33 status patches a second). Set:
     ``lastSyncTime`` is also refreshed when it is older than this many seconds.
 
+``KZO_API_CONNECTIONS``
+    Requests kopf may have in flight to the API server at once (default 32); its watch streams
+    get their own connections on top. More waits for a free connection: each open connection
+    holds a 256 KiB TLS buffer, and unbounded (kopf's default) a topic burst opened hundreds.
+
 ``KZO_LEADER_ELECTION``
     ``true`` when several replicas run (the chart's default of two): they elect one leader on a
     Lease and the others stand by (``runtime.leadership``, docs/install.md#high-availability).
@@ -136,6 +141,23 @@ def _number(
     raise SettingsError(
         f"{key}={show(raw)} is not a valid number of seconds: use {expected}, "
         f"or leave it unset for the default {default_text or format(default, 'g')}"
+    )
+
+
+def _count(env: Mapping[str, str], key: str, default: int) -> int:
+    """A whole number >= 1."""
+    raw = env.get(key)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if math.isfinite(value) and value >= 1 and value == int(value) and value <= 10_000:
+        return int(value)
+    raise SettingsError(
+        f"{key}={show(raw)} is not valid: use a whole number from 1 to 10000, "
+        f"or leave it unset for the default {default}"
     )
 
 
@@ -255,5 +277,6 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
             zero_means="refreshes lastSyncTime on every sync",
             default_text="(no heartbeat)",
         ),
+        api_connections=_count(env, "KZO_API_CONNECTIONS", 32),
         leader_election=_leader_election(env),
     )

@@ -47,6 +47,8 @@ class OperatorSettings:
     create_wait_seconds: float = 10.0
     #: inf: no heartbeat (lastSyncTime is written only with another status change).
     status_heartbeat_seconds: float = math.inf
+    #: Concurrent requests kopf may have in flight to the API server (its watch streams come on top).
+    api_connections: int = 32
     #: None: leader election is off (one replica).
     leader_election: LeaderElectionSettings | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
