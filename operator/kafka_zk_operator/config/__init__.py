@@ -144,16 +144,22 @@ def _number(
     )
 
 
-def _count(env: Mapping[str, str], key: str, default: int) -> int:
-    """A whole number >= 1."""
-    raw = env.get(key)
-    if raw is None or raw.strip() == "":
-        return default
+def _whole_number(raw: str) -> float:
+    """``raw`` as a float; NaN when it is not a number (callers reject it with their message)."""
     try:
         value = float(raw)
     except ValueError:
-        value = math.nan
-    if math.isfinite(value) and value >= 1 and value == int(value) and value <= 10_000:
+        return math.nan
+    return value if math.isfinite(value) and value.is_integer() else math.nan
+
+
+def _count(env: Mapping[str, str], key: str, default: int) -> int:
+    """A whole number from 1 to 10,000."""
+    raw = env.get(key)
+    if raw is None or raw.strip() == "":
+        return default
+    value = _whole_number(raw)
+    if 1 <= value <= 10_000:
         return int(value)
     raise SettingsError(
         f"{key}={show(raw)} is not valid: use a whole number from 1 to 10000, "
@@ -165,12 +171,9 @@ def _port(env: Mapping[str, str], key: str, default: int, *, zero_disables: bool
     raw = env.get(key)
     if raw is None or raw.strip() == "":
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
+    value = _whole_number(raw)
     lowest = 0 if zero_disables else 1
-    if math.isfinite(value) and value.is_integer() and lowest <= value <= 65535:
+    if lowest <= value <= 65535:
         return int(value)
     note = "; 0 disables it" if zero_disables else ""
     raise SettingsError(
