@@ -151,6 +151,11 @@ class HealthReporter:
                 overlapped = not left and topic in self._overlapped
                 if overlapped:
                     self._overlapped.discard(topic)
+                if not note.fields and note.status and ref in self._refs.get(topic, ()):
+                    # Nothing to patch: the status holds what the reconcile read, unless a
+                    # refresh has written since (its own record then stands). Without this an
+                    # adopting operator rewrote every in-sync topic on its first refresh.
+                    self._last_sent.setdefault((topic, ref), dict(note.status))
                 if note.fields:
                     until = self.clock() + SETTLE_S
                     self._handler_writes[topic] = (ref, dict(note.fields), until)
