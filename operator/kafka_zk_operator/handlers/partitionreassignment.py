@@ -68,8 +68,10 @@ def _cluster_name(memo: Any, body: Mapping[str, Any]) -> str | None:
 
 
 @kopf.index(GROUP, VERSION, PLURAL)
-def partitionreassignment_queue(body: kopf.Body, memo: Any, **_: Any) -> dict[Any, Any]:
-    """Kafka cluster → the reassignments waiting to run or running there, with their queue rank."""
+async def partitionreassignment_queue(body: kopf.Body, memo: Any, **_: Any) -> dict[Any, Any]:
+    """Kafka cluster → the reassignments waiting to run or running there, with their queue rank.
+    ``async`` only to run on kopf's event loop rather than through its thread pool (see
+    ``kafkatopic_owners``)."""
     cluster = _cluster_name(memo, body)
     rank = queue_rank(parse_resource(body))
     if cluster is None or rank is None:
