@@ -50,7 +50,7 @@ def test_plain_descriptors_are_accepted(pair: tuple[socket.socket, socket.socket
     assert poll_select([left.fileno()], [], [], 1.0)[0] == [left.fileno()]
 
 
-def test_a_closed_socket_is_refused_like_kazoo_refuses_it(pair: tuple[socket.socket, socket.socket]) -> None:
+def test_a_closed_socket_is_refused(pair: tuple[socket.socket, socket.socket]) -> None:
     left, _ = pair
     left.close()
     with pytest.raises(ValueError, match="Invalid event mask or fd"):

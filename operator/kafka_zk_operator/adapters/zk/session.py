@@ -202,23 +202,21 @@ def poll_select(
     operator's busy samples (py-spy, 1,000 topics). ``poll`` needs one system call and, unlike
     ``select(2)``, has no limit on descriptor numbers. A descriptor in error or hung up counts
     as ready for what was asked, as with kazoo's selectors, so the read or write that follows
-    reports the failure. ``xlist`` is ignored, as kazoo's is.
+    reports the failure. ``xlist`` is ignored, as kazoo's is. A closed socket (descriptor -1)
+    raises ``ValueError``; kazoo's raises ``TypeError``, and its connection loop catches neither.
     """
     del xlist
     wanted: dict[int, int] = {}
     objects: dict[int, tuple[list[Any], list[Any]]] = {}
-    for fileobj in rlist:
-        fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
-        wanted[fd] = wanted.get(fd, 0) | _READABLE
-        objects.setdefault(fd, ([], []))[0].append(fileobj)
-    for fileobj in wlist:
-        fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
-        wanted[fd] = wanted.get(fd, 0) | select.POLLOUT
-        objects.setdefault(fd, ([], []))[1].append(fileobj)
+    for side, (fileobjs, mask) in enumerate(((rlist, _READABLE), (wlist, select.POLLOUT))):
+        for fileobj in fileobjs:
+            fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
+            if fd < 0:
+                raise ValueError("Invalid event mask or fd")
+            wanted[fd] = wanted.get(fd, 0) | mask
+            objects.setdefault(fd, ([], []))[side].append(fileobj)
     poller = select.poll()
     for fd, mask in wanted.items():
-        if fd < 0:
-            raise ValueError("Invalid event mask or fd")  # what kazoo raises for a closed socket
         poller.register(fd, mask)
     milliseconds = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
     readable: list[Any] = []
