@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.devstack.zookeeper import four_letter_word
 from kafka_zk_operator.domain import assignment
 from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS
 from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
@@ -49,10 +51,9 @@ def test_untracking_and_tracking_again_leaves_one_set_of_watches(
         reporter.untrack(unique_topic, ref)
         reporter.track(unique_topic, ref)  # before the old watches fired
 
-        # Touch the topic znode (same data, new version) until only one watch is left. kazoo's
-        # DataWatch re-registers before it hands the event over, so a watch told to stop ends at
-        # its second event (the first may also be the controller writing the topic id); with
-        # watches that never end there would be two forever.
+        # Touch the topic znode (same data, new version) until only one watch is left: a watch
+        # of the earlier tracking ends at its next event (which may also be the controller
+        # writing the topic id); with watches that never end there would be two forever.
         # Under load the events arrive late: keep touching for up to 20 s (a watch that never
         # ends stays at 2 however long this runs).
         data, _ = client.get(topic_path)
@@ -64,6 +65,59 @@ def test_untracking_and_tracking_again_leaves_one_set_of_watches(
         assert watches(topic_path) == 1, f"{watches(topic_path)} watches on the topic znode"
         assert all(r == ref for r, _ in patches)
     finally:
+        reporter.stop()
+        client.stop()
+        client.close()
+
+
+def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_server(
+    kafka_cluster: Any, unique_topic: str
+) -> None:
+    """Issue #17 (soak memory growing with churn): kazoo sets a DataWatch again before calling
+    it, so a watch told to stop by a deleted topic's last event stayed registered, in kazoo and
+    in ZooKeeper, on a path that never changes again. The topic is deleted by Kafka's controller
+    (a Kafka client's DeleteTopics); ZooKeeper's own ``wchc`` says which watches it still holds."""
+    client: KazooClient = kafka_cluster.zk_client()
+    store = ZkStore(client)
+    brokers = assignment.brokers_for_assignment(store.live_brokers(), assignment.RackAwareMode.ENFORCED)
+    store.create_topic(unique_topic, assignment.assign_replicas_to_brokers(brokers, 2, 3), {})
+    reporter = HealthReporter(store, lambda ref, fields: None, "test")
+    reporter.start()
+    prefix = f"{kafka_cluster.chroot}/brokers/topics/{unique_topic}"
+    zookeeper = kafka_cluster.stack.zookeeper
+    assert zookeeper is not None
+
+    def client_watches() -> list[str]:
+        return [path for path, found in client._data_watchers.items() if path.startswith(prefix) and found]
+
+    def server_watches() -> list[str]:
+        """This session's watches under the topic, from ZooKeeper's ``wchc`` (session, then its
+        paths indented); the controller's own watches are not counted."""
+        session, paths, ours = f"0x{client.client_id[0]:x}", [], False
+        for line in four_letter_word(zookeeper.port, "wchc", timeout=5).splitlines():
+            if line and not line[0].isspace():
+                ours = line.strip() == session
+            elif ours and line.strip().startswith(prefix):
+                paths.append(line.strip())
+        return paths
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000)
+    try:
+        ref = ("ns", "t")
+        reporter.track(unique_topic, ref)
+        wait_for(lambda: len(client_watches()) == 3, what="watches on the topic and its 2 partition states")
+        assert len(server_watches()) == 3, server_watches()
+        reporter.untrack(unique_topic, ref)  # what the delete handler does before marking the topic
+        wait_for(lambda: unique_topic in admin.list_topics(), what="Kafka knowing the topic")
+        admin.delete_topics([unique_topic])
+        wait_for(lambda: unique_topic not in admin.list_topics(), what="Kafka deleting the topic", timeout=60)
+        wait_for(
+            lambda: not client.exists(znodes_topics.topic_path(unique_topic)), what="the topic znode gone"
+        )
+        wait_for(lambda: not client_watches(), what="no watch left in kazoo", timeout=10)
+        assert server_watches() == []
+    finally:
+        admin.close()
         reporter.stop()
         client.stop()
         client.close()

@@ -66,8 +66,8 @@ class HealthReporter:
         self._dirty: set[str] = set()
         self._last_sent: dict[tuple[str, ResourceRef], dict[str, Any]] = {}
         #: Bumped each time a topic starts being tracked; watches of an earlier tracking see a
-        #: different value and end (untrack + track before they fire must not double them). kazoo
-        #: re-arms a DataWatch before calling it, so such a watch ends at its second event.
+        #: different value and end (untrack + track before they fire must not double them) at
+        #: their next event, without being set again (``adapters.zk.watches``).
         self._generation: dict[str, int] = {}
         self._next_generation = 0
         #: Topic → handler reconciles in progress; the topic being refreshed now; topics a
@@ -104,7 +104,11 @@ class HealthReporter:
                 self._next_generation += 1
                 self._generation[topic] = generation = self._next_generation
         if first:
-            self.store.watch_data(znodes_topics.topic_path(topic), self._topic_watcher(topic, generation))
+            self.store.watch_data(
+                znodes_topics.topic_path(topic),
+                self._topic_watcher(topic, generation),
+                wanted=lambda: self._current(topic, generation),
+            )
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -246,7 +250,9 @@ class HealthReporter:
             known |= new
         for partition in sorted(new):
             self.store.watch_data(
-                znodes_topics.partition_state_path(topic, partition), self._state_watcher(topic, generation)
+                znodes_topics.partition_state_path(topic, partition),
+                self._state_watcher(topic, generation),
+                wanted=lambda: self._current(topic, generation),
             )
 
     def _state_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:
@@ -296,8 +302,13 @@ class HealthReporter:
         # The same observation and partition fields as a reconcile's status.
         observed = self.store.read_topic(topic)
         fields = partition_fields(observed, self.store.broker_ids())
-        metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(fields.get("underReplicatedPartitions") or 0)
-        metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
+        with self._lock:
+            if topic not in self._refs:
+                return  # untracked while it was read: its gauges are gone and must stay gone
+            metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(
+                fields.get("underReplicatedPartitions") or 0
+            )
+            metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
         for ref in refs:
             self._disagrees_with_handler(topic, ref, fields)
             with self._lock:

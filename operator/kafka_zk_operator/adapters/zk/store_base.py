@@ -128,9 +128,12 @@ class StoreBase:
         """``callback`` gets the children of ``path`` now and after every change (``adapters.zk.watches``)."""
         watches.watch_children(self.client, path, callback)
 
-    def watch_data(self, path: str, callback: watches.DataCallback) -> None:
-        """``callback`` gets the data of ``path`` now and after every change (``adapters.zk.watches``)."""
-        watches.watch_data(self.client, path, callback)
+    def watch_data(
+        self, path: str, callback: watches.DataCallback, wanted: watches.Wanted | None = None
+    ) -> None:
+        """``callback`` gets the data of ``path`` now and after every change, while ``wanted()``
+        (``adapters.zk.watches``)."""
+        watches.watch_data(self.client, path, callback, wanted)
 
     def holds_kafka_cluster(self) -> bool:
         """``/brokers/ids`` exists: a broker has registered under this chroot at least once."""
