@@ -7,7 +7,9 @@ operator as a process that reaches ZooKeeper through Toxiproxy (one proxy per se
 
 Churn (one operation every ``--pace`` seconds, on at most ``--max-topics`` live topics): create,
 config change, partition growth, delete, pause and resume (the ``paused`` annotation), and
-Explicit reassignments of a topic's replicas. Faults (one at a time, every 40-90 s, each healed
+Explicit reassignments of a topic's replicas; finished reassignments beyond the
+``KEEP_FINISHED`` latest are deleted, as a user or a GitOps pruner would, so that the number of
+resources stays bounded and the operator's memory can be judged flat or not. Faults (one at a time, every 40-90 s, each healed
 after its own duration): kill -9 of the ZooKeeper leader, of a broker, of the operator (only in
 the first half, so that the second half measures one process's memory), of kube-apiserver and of
 etcd; the operator's ZooKeeper link cut or slowed by 500 ms.
@@ -59,6 +61,9 @@ GROUP, VERSION, NAMESPACE = "kafka.zk-operator.io", "v1alpha1", "soak"
 PAUSED = "kafka.zk-operator.io/paused"
 BROKERS = (1, 2, 3, 4)
 RETENTIONS = ("3600000", "7200000", "86400000", "604800000")
+#: Finished PartitionReassignments kept; older ones are deleted (each held resource costs the
+#: operator memory: kopf keeps a body and state per resource).
+KEEP_FINISHED = 10
 #: Error lines logged up to this long after a fault was healed are attributed to it.
 FAULT_AFTERMATH = 120.0
 
@@ -84,9 +89,10 @@ class Soak:
     ops: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     faults: list[Fault] = field(default_factory=list)
-    #: (time, operator pid, RSS in MB, live KafkaTopics at the last operation)
-    rss: list[tuple[float, int, float, int]] = field(default_factory=list)
+    #: (time, operator pid, RSS in MB, live KafkaTopics, PartitionReassignments at the last operation)
+    rss: list[tuple[float, int, float, int, int]] = field(default_factory=list)
     live_topics: int = 0
+    live_reassignments: int = 0
     serial: int = 0
 
     @property
@@ -118,6 +124,29 @@ class Soak:
         kind = self.rng.choice(choices)
         getattr(self, f"_{kind}")(self.rng.choice(live) if live else None)
         self.ops[kind] += 1
+        self._delete_old_finished_reassignments()
+
+    def _delete_old_finished_reassignments(self) -> None:
+        listed = cast(
+            "dict[str, Any]",
+            self.custom.list_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "partitionreassignments"),
+        )
+        items = [r for r in listed["items"] if not r["metadata"].get("deletionTimestamp")]
+        self.live_reassignments = len(items)
+        finished = sorted(
+            (
+                r
+                for r in items
+                if (r.get("status") or {}).get("phase") in ("Completed", "Failed", "Stopped")
+                and not (r.get("status") or {}).get("throttle")
+            ),
+            key=lambda r: str(r["metadata"]["creationTimestamp"]),
+        )
+        for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            self.custom.delete_namespaced_custom_object(
+                GROUP, VERSION, NAMESPACE, "partitionreassignments", old["metadata"]["name"]
+            )
+            self.ops["delete finished reassignment"] += 1
 
     def _patch(self, plural: str, name: str, body: dict[str, Any]) -> None:
         self.custom.patch_namespaced_custom_object(
@@ -243,7 +272,8 @@ class Soak:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    self.rss.append((time.time(), pid, int(line.split()[1]) / 1024, self.live_topics))
+                    mb = int(line.split()[1]) / 1024
+                    self.rss.append((time.time(), pid, mb, self.live_topics, self.live_reassignments))
         except OSError:
             pass
 
@@ -276,19 +306,22 @@ def unexplained_errors(log_path: Path, faults: list[Fault]) -> list[str]:
     return found
 
 
-def rss_figures(samples: list[tuple[float, int, float, int]], warmup: float) -> dict[str, Any]:
+def rss_figures(samples: list[tuple[float, int, float, int, int]], warmup: float) -> dict[str, Any]:
     """Peak RSS, and for the last operator process after its warm-up: the median RSS (and live
-    KafkaTopics) of the first and of the last quarter of its samples (flat: the ratio stays near
-    1 while the number of resources does), plus one sample per minute of the whole run."""
+    KafkaTopics, PartitionReassignments) of the first and of the last quarter of its samples
+    (flat: the ratio stays near 1 while the number of resources does), plus one sample per minute
+    of the whole run."""
     last_pid = samples[-1][1]
-    mine = [(t, mb, live) for t, pid, mb, live in samples if pid == last_pid]
+    mine = [(t, mb, live) for t, pid, mb, live, _ in samples if pid == last_pid]
+    reassignments = [(t, held) for t, pid, _, _, held in samples if pid == last_pid]
+    reassignments = [sample for sample in reassignments if sample[0] >= mine[0][0] + warmup]
     mine = [sample for sample in mine if sample[0] >= mine[0][0] + warmup]
     quarter = max(1, len(mine) // 4)
     first = statistics.median(mb for _, mb, _ in mine[:quarter])
     last = statistics.median(mb for _, mb, _ in mine[-quarter:])
-    per_minute: dict[int, tuple[float, int]] = {}
-    for t, _, mb, live in samples:
-        per_minute.setdefault(int((t - samples[0][0]) // 60), (round(mb, 1), live))
+    per_minute: dict[int, tuple[float, int, int]] = {}
+    for t, _, mb, live, held in samples:
+        per_minute.setdefault(int((t - samples[0][0]) // 60), (round(mb, 1), live, held))
     return {
         "peak_mb": max(sample[2] for sample in samples),
         "window_minutes": (mine[-1][0] - mine[0][0]) / 60,
@@ -297,7 +330,9 @@ def rss_figures(samples: list[tuple[float, int, float, int]], warmup: float) -> 
         "growth_ratio": last / first,
         "first_quarter_median_live_topics": statistics.median(live for _, _, live in mine[:quarter]),
         "last_quarter_median_live_topics": statistics.median(live for _, _, live in mine[-quarter:]),
-        "per_minute_mb_and_live_topics": [per_minute[m] for m in sorted(per_minute)],
+        "first_quarter_median_reassignments": statistics.median(held for _, held in reassignments[:quarter]),
+        "last_quarter_median_reassignments": statistics.median(held for _, held in reassignments[-quarter:]),
+        "per_minute_mb_live_topics_and_reassignments": [per_minute[m] for m in sorted(per_minute)],
     }
 
 
