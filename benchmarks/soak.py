@@ -9,10 +9,10 @@ Churn (one operation every ``--pace`` seconds, on at most ``--max-topics`` live 
 config change, partition growth, delete, pause and resume (the ``paused`` annotation), and
 Explicit reassignments of a topic's replicas; finished reassignments beyond the
 ``KEEP_FINISHED`` latest are deleted, as a user or a GitOps pruner would, so that the number of
-resources stays bounded and the operator's memory can be judged flat or not. Faults (one at a time, every 40-90 s, each healed
-after its own duration): kill -9 of the ZooKeeper leader, of a broker, of the operator (only in
-the first half, so that the second half measures one process's memory), of kube-apiserver and of
-etcd; the operator's ZooKeeper link cut or slowed by 500 ms.
+resources stays bounded and the operator's memory can be judged flat or not. Faults (one at a
+time, every 40-90 s, each healed after its own duration): kill -9 of the ZooKeeper leader, of a
+broker, of the operator (only in the first half, so that the second half measures one process's
+memory), of kube-apiserver and of etcd; the operator's ZooKeeper link cut or slowed by 500 ms.
 
 At the end every fault is healed, every paused topic resumed, and the script waits for the
 invariant checker of the fault suite (``tests/faults/invariants.py``: every resource Ready and as
