@@ -21,6 +21,7 @@ left) to find nothing. It reports operations done, faults injected, violations l
 operator RSS over time, and every error-level operator log line outside a fault's window.
 
 Usage: .venv/bin/python benchmarks/soak.py [--minutes 20] [--seed 7] [--report soak.json]
+       [--max-unfinished-reassignments 3]  (level resource counts, to judge memory)
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ class Soak:
     rss: list[tuple[float, int, float, int, int]] = field(default_factory=list)
     live_topics: int = 0
     live_reassignments: int = 0
+    #: Reassignments not finished at the last operation; with ``max_unfinished`` (0: no limit), no
+    #: new one is created while that many wait or run, so their number can stay level.
+    unfinished_reassignments: int = 0
+    max_unfinished: int = 0
     serial: int = 0
 
     @property
@@ -120,7 +125,9 @@ class Soak:
         self.live_topics = len(live)
         choices = ["create"] * 4 if len(live) < self.max_topics else []
         if live:
-            choices += ["config"] * 3 + ["grow"] * 2 + ["delete"] * 2 + ["pause"] + ["reassign"] * 2
+            choices += ["config"] * 3 + ["grow"] * 2 + ["delete"] * 2 + ["pause"]
+            if not self.max_unfinished or self.unfinished_reassignments < self.max_unfinished:
+                choices += ["reassign"] * 2
         kind = self.rng.choice(choices)
         getattr(self, f"_{kind}")(self.rng.choice(live) if live else None)
         self.ops[kind] += 1
@@ -142,6 +149,7 @@ class Soak:
             ),
             key=lambda r: str(r["metadata"]["creationTimestamp"]),
         )
+        self.unfinished_reassignments = len(items) - len(finished)
         for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             self.custom.delete_namespaced_custom_object(
                 GROUP, VERSION, NAMESPACE, "partitionreassignments", old["metadata"]["name"]
@@ -384,10 +392,18 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--pace", type=float, default=1.5, help="seconds between operations")
     parser.add_argument("--max-topics", type=int, default=60)
+    parser.add_argument(
+        "--max-unfinished-reassignments",
+        type=int,
+        default=0,
+        help="create no reassignment while this many wait or run (default 0: no limit)",
+    )
     parser.add_argument("--report", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     if args.minutes <= 0 or args.pace <= 0 or args.max_topics <= 0:
         parser.error("--minutes, --pace and --max-topics must be positive")
+    if args.max_unfinished_reassignments < 0:
+        parser.error("--max-unfinished-reassignments must be 0 (no limit) or positive")
 
     workdir = Path(tempfile.mkdtemp(prefix="kzo-soak-"))
     print(f"soak: state in {workdir}", file=sys.stderr)
@@ -430,6 +446,7 @@ def main() -> int:
             random.Random(args.seed),
             args.max_topics,
             operator_kills_until=started + args.minutes * 30,
+            max_unfinished=args.max_unfinished_reassignments,
         )
         next_fault = started + soak.rng.uniform(40, 90)
         while (now := time.monotonic()) < deadline:
@@ -448,6 +465,7 @@ def main() -> int:
         report = {
             "minutes": args.minutes,
             "seed": args.seed,
+            "max_unfinished_reassignments": args.max_unfinished_reassignments,
             "operations": dict(soak.ops),
             "operations_total": sum(soak.ops.values()),
             "refused_by_api_during_faults": dict(soak.refused),
