@@ -29,7 +29,7 @@ class FakeStore:
     def broker_ids(self) -> set[int]:
         return {1, 2, 3}
 
-    def watch_data(self, path: str, callback: Any) -> None:
+    def watch_data(self, path: str, callback: Any, wanted: Any = None) -> None:
         callback(None, None)  # kazoo's DataWatch calls back at once with the current data
 
 
