@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import znodes_topics
@@ -18,6 +17,7 @@ from kafka_zk_operator.devstack.zookeeper import four_letter_word
 from kafka_zk_operator.domain import assignment
 from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS
 from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
+from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
 
@@ -71,7 +71,7 @@ def test_untracking_and_tracking_again_leaves_one_set_of_watches(
 
 
 def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_server(
-    kafka_cluster: Any, unique_topic: str
+    kafka_cluster: Any, kafka: KafkaView, unique_topic: str
 ) -> None:
     """Issue #17 (soak memory growing with churn): kazoo sets a DataWatch again before calling
     it, so a watch told to stop by a deleted topic's last event stayed registered, in kazoo and
@@ -101,23 +101,21 @@ def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_s
                 paths.append(line.strip())
         return paths
 
-    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000)
     try:
         ref = ("ns", "t")
         reporter.track(unique_topic, ref)
         wait_for(lambda: len(client_watches()) == 3, what="watches on the topic and its 2 partition states")
         assert len(server_watches()) == 3, server_watches()
         reporter.untrack(unique_topic, ref)  # what the delete handler does before marking the topic
-        wait_for(lambda: unique_topic in admin.list_topics(), what="Kafka knowing the topic")
-        admin.delete_topics([unique_topic])
-        wait_for(lambda: unique_topic not in admin.list_topics(), what="Kafka deleting the topic", timeout=60)
+        wait_for(lambda: unique_topic in kafka.topic_names(), what="Kafka knowing the topic")
+        kafka.admin.delete_topics([unique_topic])
+        wait_for(lambda: unique_topic not in kafka.topic_names(), what="Kafka deleting the topic", timeout=60)
         wait_for(
             lambda: not client.exists(znodes_topics.topic_path(unique_topic)), what="the topic znode gone"
         )
         wait_for(lambda: not client_watches(), what="no watch left in kazoo", timeout=10)
         assert server_watches() == []
     finally:
-        admin.close()
         reporter.stop()
         client.stop()
         client.close()
