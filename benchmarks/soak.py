@@ -56,6 +56,7 @@ from tests.faults.invariants import (  # noqa: E402
     all_violations,
     controller_defect_topics,
     missing_topics,
+    reassignment_finished,
 )
 
 GROUP, VERSION, NAMESPACE = "kafka.zk-operator.io", "v1alpha1", "soak"
@@ -141,12 +142,7 @@ class Soak:
         items = [r for r in listed["items"] if not r["metadata"].get("deletionTimestamp")]
         self.live_reassignments = len(items)
         finished = sorted(
-            (
-                r
-                for r in items
-                if (r.get("status") or {}).get("phase") in ("Completed", "Failed", "Stopped")
-                and not (r.get("status") or {}).get("throttle")
-            ),
+            (r for r in items if reassignment_finished(r)),
             key=lambda r: str(r["metadata"]["creationTimestamp"]),
         )
         self.unfinished_reassignments = len(items) - len(finished)

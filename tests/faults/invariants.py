@@ -100,6 +100,22 @@ def zookeeper_violations(zk: KazooClient) -> list[str]:
     return found
 
 
+FINISHED_PHASES = ("Completed", "Stopped", "Failed")
+
+
+def throttle_still_recorded(status: dict[str, Any]) -> bool:
+    """The status still records a throttle on the cluster. A released throttle keeps only
+    ``{"applied": false, "rate": ...}`` (the rate ``spec.throttle`` asked for)."""
+    throttle = status.get("throttle") or {}
+    return bool(throttle.get("batch") or throttle.get("applied"))
+
+
+def reassignment_finished(body: dict[str, Any]) -> bool:
+    """A PartitionReassignment in a final phase whose throttle is released."""
+    status = body.get("status") or {}
+    return status.get("phase") in FINISHED_PHASES and not throttle_still_recorded(status)
+
+
 def reassignment_violations(api_client: client.ApiClient, namespace: str) -> list[str]:
     """Every PartitionReassignment finished, none left half-deleted."""
     found: list[str] = []
@@ -107,11 +123,10 @@ def reassignment_violations(api_client: client.ApiClient, namespace: str) -> lis
         meta, status = body["metadata"], body.get("status") or {}
         ref = f"{namespace}/{meta['name']}"
         _held_by_finalizer(ref, meta, found)
-        if status.get("phase") not in ("Completed", "Stopped", "Failed"):
+        if status.get("phase") not in FINISHED_PHASES:
             found.append(f"{ref}: phase {status.get('phase')!r}, not finished")
-        throttle = status.get("throttle") or {}
-        if throttle.get("batch") or throttle.get("applied"):
-            found.append(f"{ref}: status still records an applied throttle {throttle}")
+        if throttle_still_recorded(status):
+            found.append(f"{ref}: status still records an applied throttle {status.get('throttle')}")
     return found
 
 
