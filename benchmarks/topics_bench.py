@@ -3,7 +3,8 @@
 For each N: a fresh local stack (ZooKeeper, 3 racked Kafka brokers, kube-apiserver), the CRDs,
 the operator as a process; then N KafkaTopic resources are created at once and the script
 measures the time until all are Ready (observedGeneration current), the ZooKeeper writes per
-topic (operator metric ``kzo_zookeeper_writes_total``), the operator's CPU time and peak RSS;
+topic (operator metric ``kzo_zookeeper_writes_total``) and the operator's API writes per topic
+(kube-apiserver's ``apiserver_request_total``: patches, Events), the operator's CPU time and peak RSS;
 then, over two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and
 the operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
 has reconciled each once, and its writes (must be 0).
@@ -134,6 +135,7 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
             }
             custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
 
+        api_before_burst = apiserver_mutations(api)
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(create, range(n)))
@@ -148,6 +150,10 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         peak_rss = proc_peak_rss_mb(operator.pid)
+        # The operator's API writes until all are Ready (the benchmark's own creates left out).
+        burst_delta = apiserver_mutations(api) - api_before_burst
+        burst_delta["POST kafkatopics"] -= n
+        burst_api_writes, burst_api_detail = writes_between(Counter(), +burst_delta)
         # Each topic's first resync (between one and two periods after it was first seen) moves
         # its status from Created to InSync; after those, two full resync periods (plus margin)
         # with nothing to do must write nothing, and the CPU the operator spends meanwhile, per
@@ -185,6 +191,7 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
             "apply_s": applied,
             "all_ready_s": all_ready,
             "zk_writes_per_topic": writes / n,
+            "api_writes_per_topic": burst_api_writes / n,
             "operator_cpu_s": cpu,
             "operator_peak_rss_mb": peak_rss,
             "noop_resync_writes": resync_writes,
@@ -193,7 +200,8 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
             "adopt_s": adopted,
             "adopt_zk_writes": operator.metric_sum("kzo_zookeeper_writes_total"),
             "adopt_api_writes": adopt_api_writes,
-            "detail": f"no-op resync API writes: {resync_api_detail or 'none'}; "
+            "detail": f"API writes until all Ready: {burst_api_detail or 'none'}; "
+            f"no-op resync API writes: {resync_api_detail or 'none'}; "
             f"adoption API writes: {adopt_api_detail or 'none'}",
             "adopt_peak_rss_mb": proc_peak_rss_mb(operator.pid) if operator.pid else 0.0,
         }
@@ -226,6 +234,7 @@ def main() -> int:
         "apply (s)",
         "all Ready (s)",
         "ZK writes/topic",
+        "API writes/topic",
         "op CPU (s)",
         "op peak RSS (MB)",
         "no-op resync: ZK writes / API writes / CPU per period (s)",
@@ -237,6 +246,7 @@ def main() -> int:
     for r in rows:
         print(
             f"{int(r['n'])} | {r['apply_s']:.1f} | {r['all_ready_s']:.1f} | {r['zk_writes_per_topic']:.2f} | "
+            f"{r['api_writes_per_topic']:.2f} | "
             f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | "
             f"{int(r['noop_resync_writes'])} / {int(r['noop_resync_api_writes'])} / {r['noop_resync_cpu_s']:.1f} | "
             f"{r['adopt_s']:.1f} | {int(r['adopt_zk_writes'])} / {int(r['adopt_api_writes'])} / "
