@@ -32,9 +32,7 @@ def configure(
     waiting.install()
     settings.persistence.finalizer = crd_identity.FINALIZER
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
-    settings.persistence.diffbase_storage = diffbase.DigestingDiffBaseStorage(
-        prefix=crd_identity.KOPF_PREFIX, key="last-handled-configuration"
-    )
+    settings.persistence.diffbase_storage = diffbase.DigestingStatusDiffBaseStorage()
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
     settings.execution.max_workers = 16
     settings.watching.server_timeout = 300

@@ -9,6 +9,7 @@ wait, including for a resource that still carries the annotations of the earlier
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ PAUSED = "kafka.zk-operator.io/paused"
 LEGACY = {
     "kafka.zk-operator.io/kopf-managed": "yes",
     "kafka.zk-operator.io/last-handled-configuration": '{"spec": {}}',
+    "kopf.kafka.zk-operator.io/last-handled-configuration": '{"spec": {}}',
 }
 
 
@@ -35,6 +37,10 @@ def slow_resync_operator(
         kafka_cluster, operator, namespace, tmp_path, clusters, env={"KZO_RESYNC_SECONDS": "3600"}
     ) as scoped:
         yield scoped
+
+
+def _kopf_status(topics: Resources, namespace: str, name: str) -> dict[str, object]:
+    return dict(((topics.get(namespace, name) or {}).get("status") or {}).get("kopf") or {})
 
 
 def _paused(topics: Resources, namespace: str, name: str) -> bool:
@@ -60,6 +66,16 @@ def test_pausing_takes_effect_without_waiting_for_the_resync(
             timeout=15,
             what="the earlier kopf annotations to be removed",
         )
+    # kopf's copy of the handled spec is in the status (one PATCH per handled change), not in an annotation.
+    wait_for(
+        lambda: "last-handled-configuration" in _kopf_status(topics, namespace, unique_topic),
+        timeout=15,
+        what="kopf's copy of the handled spec in the status",
+    )
+    body = topics.get(namespace, unique_topic) or {}
+    copy = json.loads(body["status"]["kopf"]["last-handled-configuration"])
+    assert copy["spec"] == body["spec"]
+    assert not [key for key in body["metadata"].get("annotations") or {} if "last-handled" in key]
     topics.patch(namespace, unique_topic, {"metadata": {"annotations": {PAUSED: "true"}}})
     try:
         wait_for(lambda: _paused(topics, namespace, unique_topic), timeout=20, what="ReconciliationPaused")

@@ -29,13 +29,20 @@ PARTITION_REASSIGNMENT: Final = CustomResource(kind="PartitionReassignment", plu
 
 #: The finalizer kopf puts on every resource it handles.
 FINALIZER: Final = f"{GROUP}/finalizer"
-#: Prefix of kopf's own annotations (its diff base). Not GROUP itself: kopf leaves every annotation
-#: under the prefix of its storage out of its change detection, which hid the operator's own
-#: annotations (paused, managed, approve, stop, refresh) from the update handlers.
+#: Prefix under which earlier versions kept kopf's diff base in an annotation (the diff base is in
+#: the status now: ``handlers.diffbase``). Not GROUP itself: kopf leaves every annotation under the
+#: prefix of its storage out of its change detection, which hid the operator's own annotations
+#: (paused, managed, approve, stop, refresh) from the update handlers.
 KOPF_PREFIX: Final = f"kopf.{GROUP}"
-#: kopf's annotations as earlier versions stored them (under GROUP); removed on the next reconcile,
-#: since their ``kopf-managed`` marker alone makes kopf ignore the whole GROUP prefix.
-LEGACY_KOPF_ANNOTATIONS: Final = (f"{GROUP}/last-handled-configuration", f"{GROUP}/kopf-managed")
+#: The name of kopf's diff base ("the last handled configuration").
+LAST_HANDLED_KEY: Final = "last-handled-configuration"
+#: kopf's annotations as earlier versions stored them; removed on the next reconcile. Those under
+#: GROUP first: their ``kopf-managed`` marker alone makes kopf ignore the whole GROUP prefix.
+LEGACY_KOPF_ANNOTATIONS: Final = (
+    f"{GROUP}/{LAST_HANDLED_KEY}",
+    f"{GROUP}/kopf-managed",
+    f"{KOPF_PREFIX}/{LAST_HANDLED_KEY}",
+)
 
 # KafkaTopic annotations.
 #: ``"true"``: nothing is written to Kafka for the topic.

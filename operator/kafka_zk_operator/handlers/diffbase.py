@@ -1,19 +1,25 @@
-"""kopf's diff base (the copy of the spec it last handled) in an annotation, with a large spec
+"""kopf's diff base (the copy of the spec it last handled), kept in the status, with a large spec
 kept as its digest.
 
 kopf compares that copy with the resource to tell a change of the spec from the operator's own
-status writes, and stores it in an annotation (``last-handled-configuration`` under
+status writes. Where it is kept decides what a handled change costs: kopf patches the main
+resource and its ``status`` subresource in two separate requests, so a copy in an annotation made
+every create and every spec change cost two PATCH requests (and two watch events) where one
+suffices. It is kept in the status instead (``status.kopf.last-handled-configuration``, next to
+kopf's progress), written in the same request as the handler's status.
+
+Earlier versions kept it in an annotation (``last-handled-configuration`` under
 ``crd_identity.KOPF_PREFIX``).
-Kubernetes allows 256 KiB for all of an object's annotations together, and the CRDs allow much
-larger specs: 100 KafkaTopic config values of 4096 characters, a PartitionReassignment's 1 MiB
-``reassignmentJson`` or 20,000 explicit partitions. kopf's patch of such a resource was refused
-(422) on every attempt, so its finalizer was never removed and the log filled with tracebacks
-(found by the spec fuzzing of issue #17).
+A resource that still has only that copy is read from it (so an upgrade sees no change), the
+annotation is left out of the copy, and the handlers remove it at their next reconcile
+(``crd_identity.LEGACY_KOPF_ANNOTATIONS``).
 
 A spec whose JSON is longer than :data:`SPEC_DIGEST_ABOVE` bytes is kept in the copy as its SHA-256
 and length: every change still shows as a change (the handlers never read kopf's ``diff``; they
-reconcile the whole resource), and the annotation stays small. A smaller spec is kept whole, as
-kopf does by itself.
+reconcile the whole resource), and the copy stays small. (In an annotation, kopf's patch of such a
+resource was refused with 422, since all annotations share 256 KiB; found by the spec fuzzing of
+issue #17. In the status it would only double the object's size towards etcd's limit.) A smaller
+spec is kept whole, as kopf does by itself.
 """
 
 from __future__ import annotations
@@ -25,23 +31,49 @@ from typing import Any, cast
 
 import kopf
 
-#: Longer specs are kept as a digest: a quarter of the 256 KiB that all annotations share, which
-#: leaves room for the labels and annotations in the copy and for the users' own annotations.
+from kafka_zk_operator.domain import crd_identity
+
+#: Longer specs are kept as a digest.
 SPEC_DIGEST_ABOVE = 64 * 1024
+#: Where the copy is kept.
+STATUS_FIELD = "status.kopf.last-handled-configuration"
+
+#: The annotation storage of earlier versions: read when the status has no copy yet.
+_ANNOTATION_STORAGE = kopf.AnnotationsDiffBaseStorage(
+    prefix=crd_identity.KOPF_PREFIX, key=crd_identity.LAST_HANDLED_KEY
+)
 
 
-class DigestingDiffBaseStorage(kopf.AnnotationsDiffBaseStorage):
-    """kopf's annotation storage of the diff base, with a spec over :data:`SPEC_DIGEST_ABOVE`
-    bytes replaced by ``{"sha256": ..., "bytes": ...}``."""
+def digested(essence: kopf.BodyEssence) -> kopf.BodyEssence:
+    """``essence`` with a spec over :data:`SPEC_DIGEST_ABOVE` bytes replaced by
+    ``{"sha256": ..., "bytes": ...}``."""
+    spec = essence.get("spec")
+    if spec is None:
+        return essence
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(text) <= SPEC_DIGEST_ABOVE:
+        return essence
+    smaller = dict(essence)
+    smaller["spec"] = {"sha256": hashlib.sha256(text).hexdigest(), "bytes": len(text)}
+    return cast(kopf.BodyEssence, smaller)
+
+
+class DigestingStatusDiffBaseStorage(kopf.StatusDiffBaseStorage):
+    """kopf's status storage of the diff base, with large specs digested and the annotation of
+    earlier versions read as a fallback and left out of the copy."""
+
+    def __init__(self) -> None:
+        super().__init__(field=STATUS_FIELD)
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
         essence = super().build(body=body, extra_fields=extra_fields)
-        spec = essence.get("spec")
-        if spec is None:
-            return essence
-        text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        if len(text) <= SPEC_DIGEST_ABOVE:
-            return essence
-        digested = dict(essence)
-        digested["spec"] = {"sha256": hashlib.sha256(text).hexdigest(), "bytes": len(text)}
-        return cast(kopf.BodyEssence, digested)
+        legacy = set(_ANNOTATION_STORAGE.make_keys(crd_identity.LAST_HANDLED_KEY, body=body))
+        self.remove_annotations(essence, legacy)
+        self.remove_empty_stanzas(essence)
+        return digested(essence)
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        stored = super().fetch(body=body)
+        if stored is not None:
+            return stored
+        return _ANNOTATION_STORAGE.fetch(body=body)
