@@ -35,6 +35,7 @@ def configure(
     settings.persistence.diffbase_storage = diffbase.DigestingStatusDiffBaseStorage()
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
     settings.execution.max_workers = 16
+    memo.executor = settings.execution.executor  # for async handlers that hand work to the pool
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     settings.networking.request_timeout = 60

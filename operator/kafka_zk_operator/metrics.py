@@ -16,6 +16,11 @@ RECONCILE_SECONDS = Histogram(
     ["kind"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+RESYNCS_UNCHANGED = Counter(
+    "kzo_resyncs_unchanged_total",
+    "Resyncs that found the resource, its status and every znode they read as the last one left them",
+    ["kind"],
+)
 ZK_WRITES = Counter("kzo_zookeeper_writes_total", "ZooKeeper writes (transactions count once)", ["cluster"])
 LEADER = Gauge("kzo_leader", "1 while this replica is the elected leader (always 1 without leader election)")
 ZK_CONNECTED = Gauge(

@@ -8,9 +8,10 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import kopf
@@ -18,6 +19,8 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
+from kafka_zk_operator.adapters.zk import stat_probe
+from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
@@ -30,7 +33,9 @@ from kafka_zk_operator.domain.topic_status import (
     build_topic_status,
     status_changes,
 )
+from kafka_zk_operator.handlers import in_pool
 from kafka_zk_operator.handlers.waiting import StillWaiting
+from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.condition_tally import ConditionTally, ready_labels
 from kafka_zk_operator.runtime.health import HandlerWrite
@@ -98,6 +103,13 @@ _locks = KeyedLocks()
 #: Which resyncs have something to add, and when each resource's first one comes.
 _resyncs = ResyncGate(RESYNC_SECONDS)
 
+#: What each resource's last clean resync read, to see that the next one has nothing to do.
+_last_reads = unchanged.LastReads()
+
+
+#: A finished reconcile: its result and the status changes kopf patches (None: it ended early).
+_Reconciled = tuple[topics.TopicResult, dict[str, Any]] | None
+
 
 def _reconcile(
     body: kopf.Body,
@@ -107,7 +119,7 @@ def _reconcile(
     status: Mapping[str, Any],
     *,
     resync: bool = False,
-) -> None:
+) -> _Reconciled:
     """``resync``: the periodic timer, which never asks kopf for an early retry - its next tick is
     the retry. With thousands of topics and ZooKeeper down, per-topic retries every few seconds
     (each one a kopf state patch) flooded the API server and starved the events of new resources
@@ -117,12 +129,13 @@ def _reconcile(
     uid = str(body.get("metadata", {}).get("uid", ""))
     with _locks.held(uid):
         try:
-            _reconcile_now(body, patch, memo, index, status)
+            reconciled = _reconcile_now(body, patch, memo, index, status)
         except kopf.TemporaryError:
             if not resync:
                 raise
-            return
+            return None
     _resyncs.reconciled(uid)
+    return reconciled
 
 
 def _reconcile_now(
@@ -131,7 +144,7 @@ def _reconcile_now(
     memo: Any,
     index: kopf.Index[Any, Any],
     status: Mapping[str, Any],
-) -> None:
+) -> _Reconciled:
     started = time.monotonic()
     resource = parse_resource(body)
     settings: OperatorSettings = memo.settings
@@ -158,7 +171,7 @@ def _reconcile_now(
         metrics.RECONCILIATIONS.labels(KIND, error.reason.value).inc()
         if error.retryable:
             raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
-        return
+        return None
     policies = topics.TopicPolicies(
         config_drift=DriftPolicy(settings.config_drift),
         recreate_deleted=settings.deleted_topic_drift == "recreate",
@@ -207,6 +220,7 @@ def _reconcile_now(
         _hand_over_replication_factor(body, resource, result.rf_change)
     if result.retry_after is not None:
         raise kopf.TemporaryError(result.retry_message, delay=result.retry_after)
+    return result, changes
 
 
 def _hand_over_replication_factor(
@@ -260,14 +274,95 @@ def _first_resync_delay(**_: Any) -> float:
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, interval=RESYNC_SECONDS, initial_delay=_first_resync_delay)
-def kafkatopic_resync(
+async def kafkatopic_resync(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
 ) -> None:
     """Skipped (nothing read, nothing written) when another reconcile of the resource finished
-    less than half a period ago (``runtime.resync_gate``)."""
-    if not _resyncs.due(str(body.get("metadata", {}).get("uid", ""))):
+    less than half a period ago (``runtime.resync_gate``). Otherwise the znodes the last clean
+    resync read are probed first, on the event loop: when they, the resource and its status are
+    as they were then, nothing else is read (``runtime.unchanged``); else the full reconcile runs
+    in kopf's thread pool, like the other handlers."""
+    uid = str(body.get("metadata", {}).get("uid", ""))
+    if not _resyncs.due(uid):
         return
-    _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status, resync=True)
+    index = kwargs["kafkatopic_owners"]
+    resource = parse_resource(body)
+    key = _resync_key(body, resource, memo, index)
+    store = _open_store(memo, resource)
+    last = _last_reads.get(uid)
+    paths = _paths_to_probe(store, resource, last, key)
+    before = await stat_probe.stamps(store.client, paths) if store is not None and paths is not None else None
+    if (
+        last is not None
+        and before is not None
+        and last.still_holds(key, before, unchanged.status_digest(body.get("status")), time.time())
+    ):
+        metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
+        return
+    reconciled = await in_pool.run_in_pool(memo, _reconcile, body, patch, memo, index, status, resync=True)
+    if reconciled is None or not _read_only(reconciled[0]) or store is None or paths is None or before is None:
+        _last_reads.forget(uid)
+        return
+    result, changes = reconciled
+    if paths != store.topic_read_paths(resource.topic_name, result.observed_partitions or 0):
+        _last_reads.forget(uid)  # it read other partitions than were probed: next time
+        return
+    after = unchanged.merge_patched(body.get("status") or {}, changes)
+    last_read = unchanged.LastRead(
+        key=key,
+        paths=paths,
+        stamps=before,
+        status_digest=unchanged.status_digest(after),
+        heartbeat_due=_heartbeat_due(after, memo.settings.status_heartbeat_seconds),
+    )
+    _last_reads.record(uid, last_read)
+
+
+def _paths_to_probe(
+    store: ZkStore | None, resource: KafkaTopicResource, last: unchanged.LastRead | None, key: Hashable
+) -> tuple[str, ...] | None:
+    """The znodes the last clean resync read, or (none, or another key) those the spec implies."""
+    if store is None:
+        return None
+    if last is not None and last.key == key:
+        return last.paths
+    if resource.desired is None:
+        return None
+    return store.topic_read_paths(resource.topic_name, resource.desired.partitions)
+
+
+def _read_only(result: topics.TopicResult) -> bool:
+    """A reconcile whose outcome follows from what it read alone: nothing written, no retry."""
+    return (
+        not result.writes
+        and result.retry_after is None
+        and result.rf_change is None
+        and result.observed_partitions is not None
+    )
+
+
+def _resync_key(
+    body: kopf.Body, resource: KafkaTopicResource, memo: Any, index: kopf.Index[Any, Any]
+) -> Hashable:
+    """What a resync's result depends on besides ZooKeeper and the status (``runtime.unchanged``)."""
+    legacy = tuple(config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")))
+    return (resource.generation, resource.mode, _conflict_with(index, memo, resource), legacy)
+
+
+def _open_store(memo: Any, resource: KafkaTopicResource) -> ZkStore | None:
+    """The cluster's store if it is open already (a probe never connects: that blocks)."""
+    pool: ClusterPool = memo.clusters
+    try:
+        return pool.get(resource.cluster).open_store()
+    except errors.KzoError:
+        return None
+
+
+def _heartbeat_due(status: Mapping[str, Any], heartbeat_seconds: float) -> float:
+    last_sync = parse_timestamp(status.get("lastSyncTime"))
+    if last_sync is None or math.isinf(heartbeat_seconds):
+        return math.inf if math.isinf(heartbeat_seconds) else 0.0
+    return last_sync.timestamp() + heartbeat_seconds
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)
@@ -277,6 +372,7 @@ def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: A
         _delete(body, resource, patch, memo, kwargs["kafkatopic_owners"])
     _locks.forget(resource.uid)  # done (a retry raises above and keeps it)
     _resyncs.forget(resource.uid)
+    _last_reads.forget(resource.uid)
     _tally.forget(resource.ref)
 
 

@@ -79,6 +79,11 @@ class ClusterRuntime:
                 self._claim_fence(self._store, self._leadership)
             return self._store
 
+    def open_store(self) -> ZkStore | None:
+        """The store if this cluster's session is open and connected, without connecting."""
+        store = self._store
+        return store if store is not None and store.client.connected else None
+
     def _claim_fence(self, store: ZkStore, leadership: LeaderElector) -> None:
         """Make every earlier leader's writes fail in ZooKeeper from now on (``adapters.zk.fence``)."""
         leadership.check()

@@ -60,6 +60,8 @@ class TopicResult:
     writes: int = 0
     #: (current, wanted) replication factor when a PartitionReassignment must carry it out.
     rf_change: tuple[int, int] | None = None
+    #: Partitions of the topic as last read (0: no topic znode; ``None``: nothing was read).
+    observed_partitions: int | None = None
 
 
 @dataclass(frozen=True)
@@ -237,8 +239,16 @@ def _report(
         # The writes landed (the topic may have been created, even if a later step failed): the
         # resource owns the topic now, so deleting it must delete the topic.
         status["appliedConfig"] = done.applied_config
+    observed = done.observed
     result = TopicResult(
-        status=status, events=done.events, outcome=done.outcome, writes=done.writes, rf_change=done.rf_change
+        status=status,
+        events=done.events,
+        outcome=done.outcome,
+        writes=done.writes,
+        rf_change=done.rf_change,
+        observed_partitions=None
+        if observed is None
+        else (0 if observed.assignment is None else observed.assignment.partition_count),
     )
     if isinstance(done.outcome, errors.KzoError) and done.outcome.retryable:
         result.retry_message = done.outcome.message

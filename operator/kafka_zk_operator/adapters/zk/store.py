@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kafka_zk_operator.adapters.zk import znodes_config, znodes_topics
+from kafka_zk_operator.adapters.zk import znodes_admin, znodes_brokers, znodes_config, znodes_topics
 from kafka_zk_operator.adapters.zk.store_admin import AdminRequestStore
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
+from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
@@ -87,6 +88,19 @@ class ZkStore(ConfigStore, AdminRequestStore):
             partition_states=states,
             config_version=config.version if config is not None else None,
             assignment_version=assignment.version if assignment is not None else None,
+        )
+
+    def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
+        """Every znode a reconcile of ``topic`` reads (``read_topic`` for a topic of ``partitions``
+        partitions, and the live brokers), for ``adapters.zk.stat_probe``: when none of them
+        changed, a new read would find what the last one found."""
+        return (
+            znodes_topics.TopicZNode.path(topic),
+            znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, topic),
+            znodes_admin.delete_topic_path(topic),
+            znodes_admin.REASSIGN_PARTITIONS_PATH,
+            znodes_brokers.BROKER_IDS_PATH,
+            *(znodes_topics.PartitionStateZNode.path(topic, p) for p in range(partitions)),
         )
 
     def topic_znode_version(self) -> int:

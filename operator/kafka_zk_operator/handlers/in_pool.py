@@ -1,0 +1,33 @@
+"""Run a blocking function from an ``async`` handler in kopf's thread pool, the way kopf runs sync handlers.
+
+An async handler that does its cheap part on the event loop (e.g. the KafkaTopic resync's probe)
+hands the rest to the same pool as kopf's sync handlers (``memo.executor``, set at startup), with
+the handler's context variables (kopf posts Events and logs through them). Like kopf, it waits
+for the thread to end even when the handler is cancelled (a resource deleted meanwhile): an
+orphaned thread would still write while kopf believes the handler is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+async def run_in_pool(memo: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    loop = asyncio.get_running_loop()
+    call = functools.partial(contextvars.copy_context().run, functools.partial(fn, *args, **kwargs))
+    future = loop.run_in_executor(getattr(memo, "executor", None), call)
+    cancellation: asyncio.CancelledError | None = None
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError as error:
+            cancellation = error
+    if cancellation is not None:
+        raise cancellation
+    return future.result()

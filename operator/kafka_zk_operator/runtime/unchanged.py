@@ -1,0 +1,95 @@
+"""What a resource's last full resync depended on, so that the next one can see nothing changed.
+
+A resync of an in-sync KafkaTopic reads every znode of the topic and the live brokers, plans,
+builds the status and finds nothing to do: with thousands of topics that was most of the
+operator's CPU (issue #16). Its result depends only on
+
+- the resource: its generation, its reconcile mode, whether another resource claims the topic
+  (the *key*);
+- the znodes it read: their stamps (``adapters.zk.stat_probe``), taken *before* the read, so a
+  change in between makes the next stamps differ (more work, never a missed change);
+- the status it started from (a digest; kopf's own ``status.kopf`` left out);
+- the clock, only through the ``lastSyncTime`` heartbeat.
+
+When a resync wrote nothing and asked for no retry, the handler records these (:class:`LastRead`);
+the next resync of the resource probes the same znodes and, when key, stamps and status digest are
+equal and no heartbeat is due, it is done: nothing read but the stamps, nothing written. Any
+difference, or no record, is a full reconcile as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_zk_operator.adapters.zk.stat_probe import Stamp
+
+
+@dataclass(frozen=True)
+class LastRead:
+    """What the last clean resync of one resource depended on."""
+
+    key: Hashable
+    paths: tuple[str, ...]
+    stamps: tuple[Stamp, ...]
+    status_digest: str
+    #: Epoch seconds from which ``lastSyncTime`` is due again (``inf``: no heartbeat).
+    heartbeat_due: float
+
+    def still_holds(self, key: Hashable, stamps: tuple[Stamp, ...], status_digest: str, now: float) -> bool:
+        return (
+            key == self.key
+            and stamps == self.stamps
+            and status_digest == self.status_digest
+            and now < self.heartbeat_due
+        )
+
+
+class LastReads:
+    """The :class:`LastRead` of every resource (by uid), shared by the handler threads."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, LastRead] = {}
+        self._lock = threading.Lock()
+
+    def get(self, uid: str) -> LastRead | None:
+        with self._lock:
+            return self._records.get(uid)
+
+    def record(self, uid: str, last: LastRead) -> None:
+        with self._lock:
+            self._records[uid] = last
+
+    def forget(self, uid: str) -> None:
+        with self._lock:
+            self._records.pop(uid, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+
+def status_digest(status: Mapping[str, Any] | None) -> str:
+    """A digest of a resource's status without kopf's own field (``status.kopf``)."""
+    mine = {key: value for key, value in (status or {}).items() if key != "kopf"}
+    text = json.dumps(mine, sort_keys=True, separators=(",", ":"), default=dict)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def merge_patched(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``target`` after a JSON merge patch (RFC 7386): what the API server makes of kopf's patch."""
+    merged = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_patched(merged[key], value)
+        elif isinstance(value, Mapping):
+            merged[key] = merge_patched({}, value)
+        else:
+            merged[key] = value
+    return merged

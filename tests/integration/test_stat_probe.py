@@ -1,0 +1,44 @@
+"""adapters.zk.stat_probe against a real ZooKeeper: stamps move with every change that matters."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kazoo.client import KazooClient
+
+from kafka_zk_operator.adapters.zk import stat_probe
+
+
+def _stamps(zk: KazooClient, paths: tuple[str, ...]) -> tuple[stat_probe.Stamp, ...] | None:
+    return asyncio.run(stat_probe.stamps(zk, paths))
+
+
+def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, unique_topic: str) -> None:
+    base = f"/kzo-probe-{unique_topic}"
+    node, parent, missing = f"{base}/node", base, f"{base}/missing"
+    zk.create(node, b"one", makepath=True)
+    paths = (node, parent, missing)
+    first = _stamps(zk, paths)
+    assert first is not None and first[0] is not None and first[1] is not None and first[2] is None
+    assert _stamps(zk, paths) == first, "nothing changed: the same stamps"
+
+    zk.set(node, b"one")  # the same bytes written again is still a write
+    after_set = _stamps(zk, paths)
+    assert after_set is not None and after_set[0] != first[0] and after_set[1:] == first[1:]
+
+    zk.create(f"{base}/child", b"")
+    after_child = _stamps(zk, paths)
+    assert after_child is not None and after_child[1] != after_set[1], "a new child moves the parent's cversion"
+
+    data, _ = zk.get(node)
+    zk.delete(node)
+    zk.create(node, data)
+    recreated = _stamps(zk, paths)
+    assert recreated is not None and recreated[0] != after_child[0], "recreated with the same data: new stamp"
+    zk.delete(base, recursive=True)
+
+
+def test_no_paths_and_a_closed_session(zk: KazooClient) -> None:
+    assert _stamps(zk, ()) == ()
+    zk.stop()
+    assert _stamps(zk, ("/brokers/ids",)) is None, "a stopped client: no stamps, the caller reads in full"

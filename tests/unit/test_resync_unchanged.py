@@ -1,0 +1,59 @@
+"""runtime.unchanged: when a resync may conclude that nothing changed since the last one."""
+
+from __future__ import annotations
+
+import math
+
+from kafka_zk_operator.runtime.unchanged import LastRead, LastReads, merge_patched, status_digest
+
+STAMPS = ((10, 0), None, (12, 3))
+
+
+def _last(**overrides: object) -> LastRead:
+    fields: dict[str, object] = {
+        "key": (3, "managed", None, ()),
+        "paths": ("/a", "/b", "/c"),
+        "stamps": STAMPS,
+        "status_digest": status_digest({"observedGeneration": 3}),
+        "heartbeat_due": math.inf,
+    }
+    fields.update(overrides)
+    return LastRead(**fields)  # type: ignore[arg-type]
+
+
+def test_it_holds_only_when_key_stamps_status_and_heartbeat_all_agree() -> None:
+    last = _last(heartbeat_due=1000.0)
+    digest = status_digest({"observedGeneration": 3})
+    assert last.still_holds((3, "managed", None, ()), STAMPS, digest, now=999.0)
+    assert not last.still_holds((4, "managed", None, ()), STAMPS, digest, now=999.0), "a new generation"
+    assert not last.still_holds((3, "managed", "ns/older", ()), STAMPS, digest, now=999.0), "a conflict"
+    assert not last.still_holds((3, "managed", None, ()), ((11, 0), None, (12, 3)), digest, now=999.0), "a write"
+    assert not last.still_holds((3, "managed", None, ()), ((10, 0), (13, 0), (12, 3)), digest, now=999.0), (
+        "a znode that appeared (e.g. a deletion marker)"
+    )
+    assert not last.still_holds((3, "managed", None, ()), STAMPS, status_digest({"x": 1}), now=999.0), "status"
+    assert not last.still_holds((3, "managed", None, ()), STAMPS, digest, now=1000.0), "heartbeat due"
+
+
+def test_the_status_digest_ignores_kopfs_field_and_key_order_only() -> None:
+    status = {"observedGeneration": 3, "conditions": [{"type": "Ready", "status": "True"}]}
+    same = {"conditions": [{"status": "True", "type": "Ready"}], "observedGeneration": 3, "kopf": {"x": 1}}
+    assert status_digest(status) == status_digest(same)
+    assert status_digest(status) != status_digest({**status, "observedGeneration": 4})
+    assert status_digest(None) == status_digest({})
+
+
+def test_merge_patched_follows_json_merge_patch() -> None:
+    status = {"a": 1, "b": {"x": 1, "y": 2}, "c": [1, 2], "kopf": {"p": 1}}
+    patched = merge_patched(status, {"a": None, "b": {"y": None, "z": 3}, "c": [3], "d": {"e": None, "f": 1}})
+    assert patched == {"b": {"x": 1, "z": 3}, "c": [3], "kopf": {"p": 1}, "d": {"f": 1}}
+    assert status == {"a": 1, "b": {"x": 1, "y": 2}, "c": [1, 2], "kopf": {"p": 1}}, "the input is not changed"
+
+
+def test_records_are_kept_per_uid_and_forgotten() -> None:
+    reads = LastReads()
+    reads.record("u1", _last())
+    assert reads.get("u1") == _last() and reads.get("u2") is None and len(reads) == 1
+    reads.forget("u1")
+    reads.forget("u1")
+    assert reads.get("u1") is None and len(reads) == 0
