@@ -162,8 +162,13 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
         writes_before_resync = operator.metric_sum("kzo_zookeeper_writes_total")
         api_before_resync = apiserver_mutations(api)
         cpu_before_resync = proc_cpu_seconds(operator.pid)
+        full_before_resync = operator.metric_sum("kzo_reconciliations_total")
+        stamped_before_resync = operator.metric_sum("kzo_resyncs_unchanged_total")
         window = resync * 2 + 5
         time.sleep(window)
+        # How the window's resyncs went: full reconciles vs resyncs that found every stamp unchanged.
+        resync_full = operator.metric_sum("kzo_reconciliations_total") - full_before_resync
+        resync_stamped = operator.metric_sum("kzo_resyncs_unchanged_total") - stamped_before_resync
         resync_writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes_before_resync
         resync_api_writes, resync_api_detail = writes_between(api_before_resync, apiserver_mutations(api))
         resync_cpu = (proc_cpu_seconds(operator.pid) - cpu_before_resync) * resync / window
@@ -202,6 +207,8 @@ def run(n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, s
             "adopt_api_writes": adopt_api_writes,
             "detail": f"API writes until all Ready: {burst_api_detail or 'none'}; "
             f"no-op resync API writes: {resync_api_detail or 'none'}; "
+            f"no-op window ({window} s): {int(resync_full)} full reconciles, "
+            f"{int(resync_stamped)} resyncs by unchanged stamps; "
             f"adoption API writes: {adopt_api_detail or 'none'}",
             "adopt_peak_rss_mb": proc_peak_rss_mb(operator.pid) if operator.pid else 0.0,
         }
