@@ -47,6 +47,9 @@ def test_a_quiet_topic_is_resynced_by_stamps_and_drift_is_still_reverted(
         "a quiet topic's resource and status are not patched"
     )
     assert kafka.configs(unique_topic).get("retention.ms") == "3600000"
+    log = operator.log_path.read_text(errors="replace")
+    assert "Handler 'kafkatopic_create' succeeded." in log, "kopf's other lines stay"
+    assert "Timer 'kafkatopic_resync' succeeded." not in log, "no line per resync (adapters.k8s.kopf_logging)"
 
     # A change through Kafka's own admin API moves the config znode's stamp: the next resync
     # reads in full and reverts it.

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_zk_operator import config, metrics
+from kafka_zk_operator.adapters.k8s import kopf_logging
 from kafka_zk_operator.adapters.k8s.api import api_client
 from kafka_zk_operator.adapters.k8s.leases import LeaseApi
 from kafka_zk_operator.cli.main import CliError
@@ -75,6 +76,8 @@ def _run(args: argparse.Namespace) -> int:
     sys.setswitchinterval(_GIL_SWITCH_INTERVAL_S)
     log_format = args.log_format or default_log_format(os.environ)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[log_format.upper()])
+    if not args.verbose:
+        kopf_logging.quiet_timer_successes()
     memo = kopf.Memo()
     elector = None
     if settings.leader_election is not None:

@@ -1,0 +1,27 @@
+"""adapters.k8s.kopf_logging: the timers' per-run success lines are dropped, nothing else."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from kafka_zk_operator.adapters.k8s import kopf_logging
+
+
+def test_only_info_successes_of_the_periodic_timers_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("kopf.objects.test-quiet")
+    kopf_logging.quiet_timer_successes(logger.name)
+    kopf_logging.quiet_timer_successes(logger.name)
+    assert sum(isinstance(f, kopf_logging.QuietTimerSuccesses) for f in logger.filters) == 1
+    with caplog.at_level(logging.DEBUG, logger=logger.name):
+        logger.info("Timer 'kafkatopic_resync' succeeded.")
+        logger.info("Timer 'partitionreassignment_poll' succeeded.")
+        logger.info("Handler 'kafkatopic_create' succeeded.")
+        logger.warning("Timer 'kafkatopic_resync' succeeded.")
+        logger.error("Timer 'kafkatopic_resync' failed with an exception. Will retry.")
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("INFO", "Handler 'kafkatopic_create' succeeded."),
+        ("WARNING", "Timer 'kafkatopic_resync' succeeded."),
+        ("ERROR", "Timer 'kafkatopic_resync' failed with an exception. Will retry."),
+    ]
