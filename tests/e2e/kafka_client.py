@@ -79,3 +79,19 @@ class KafkaView:
             return out
         finally:
             consumer.close()
+
+
+def expect_out_of_band_change_reverted(
+    kafka: KafkaView, topic: str, key: str, *, changed: str, wanted: str, timeout: float
+) -> None:
+    """Change ``key`` of ``topic`` with Kafka's Admin API behind the operator's back, see Kafka
+    take it, then wait for the operator to put ``wanted`` back."""
+    from tests.integration.helpers import alter_topic_config, wait_for
+
+    alter_topic_config(kafka.admin, topic, {key: changed})
+    wait_for(lambda: kafka.configs(topic).get(key) == changed, what="the out-of-band change")
+    wait_for(
+        lambda: kafka.configs(topic).get(key) == wanted,
+        timeout=timeout,
+        what="the operator to revert the out-of-band change",
+    )

@@ -10,8 +10,8 @@ from kubernetes import client
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic, wait_gone
-from tests.e2e.kafka_client import KafkaView
-from tests.integration.helpers import alter_topic_config, wait_for
+from tests.e2e.kafka_client import KafkaView, expect_out_of_band_change_reverted
+from tests.integration.helpers import wait_for
 
 
 def _racks(cluster: KafkaCluster) -> dict[int, str | None]:
@@ -180,12 +180,8 @@ def test_out_of_band_config_change_is_reverted(
 
     topics.create(namespace, kafkatopic(unique_topic, partitions=1, rf=1, config={"retention.ms": "3600000"}))
     topics.wait_ready(namespace, unique_topic)
-    alter_topic_config(kafka.admin, unique_topic, {"retention.ms": "1000"})
-    wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "1000", what="the out-of-band change")
-    wait_for(
-        lambda: kafka.configs(unique_topic).get("retention.ms") == "3600000",
-        timeout=45,
-        what="the operator to revert the out-of-band change",
+    expect_out_of_band_change_reverted(
+        kafka, unique_topic, "retention.ms", changed="1000", wanted="3600000", timeout=45
     )
 
 

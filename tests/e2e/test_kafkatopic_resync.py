@@ -10,8 +10,8 @@ from kazoo.client import KazooClient
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.e2e.conftest import Resources, kafkatopic
-from tests.e2e.kafka_client import KafkaView
-from tests.integration.helpers import alter_topic_config, wait_for
+from tests.e2e.kafka_client import KafkaView, expect_out_of_band_change_reverted
+from tests.integration.helpers import wait_for
 
 UNCHANGED = 'kzo_resyncs_unchanged_total{kind="kafkatopic"}'
 
@@ -37,7 +37,9 @@ def test_a_quiet_topic_is_resynced_by_stamps_and_drift_is_still_reverted(
     # Its first resync reads in full (the Ready reason goes from Created to InSync) and records
     # the stamps; the later ones find them unchanged and write nothing anywhere.
     start = operator.metric_sum(UNCHANGED)
-    wait_for(lambda: operator.metric_sum(UNCHANGED) > start, timeout=60, what="a resync that finds nothing new")
+    wait_for(
+        lambda: operator.metric_sum(UNCHANGED) > start, timeout=60, what="a resync that finds nothing new"
+    )
     resource_version = _resource_version(topics, namespace, unique_topic)
     config_version = zk.exists(config_path).version
     quiet = operator.metric_sum(UNCHANGED)
@@ -53,10 +55,6 @@ def test_a_quiet_topic_is_resynced_by_stamps_and_drift_is_still_reverted(
 
     # A change through Kafka's own admin API moves the config znode's stamp: the next resync
     # reads in full and reverts it.
-    alter_topic_config(kafka.admin, unique_topic, {"retention.ms": "1000"})
-    wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "1000", what="the out-of-band change")
-    wait_for(
-        lambda: kafka.configs(unique_topic).get("retention.ms") == "3600000",
-        timeout=30,
-        what="the operator to revert the out-of-band change",
+    expect_out_of_band_change_reverted(
+        kafka, unique_topic, "retention.ms", changed="1000", wanted="3600000", timeout=30
     )
