@@ -19,7 +19,6 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
-from kafka_zk_operator.adapters.zk import stat_probe
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
@@ -291,7 +290,7 @@ async def kafkatopic_resync(
     store = _open_store(memo, resource)
     last = _last_reads.get(uid)
     paths = _paths_to_probe(store, resource, last, key)
-    before = await stat_probe.stamps(store.client, paths) if store is not None and paths is not None else None
+    before = await store.stamps(paths) if store is not None and paths is not None else None
     if (
         last is not None
         and before is not None

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kafka_zk_operator.adapters.zk import znodes_admin, znodes_brokers, znodes_config, znodes_topics
+from kafka_zk_operator.adapters.zk import (
+    stat_probe,
+    znodes_admin,
+    znodes_brokers,
+    znodes_config,
+    znodes_topics,
+)
 from kafka_zk_operator.adapters.zk.store_admin import AdminRequestStore
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
@@ -102,6 +108,11 @@ class ZkStore(ConfigStore, AdminRequestStore):
             znodes_brokers.BROKER_IDS_PATH,
             *(znodes_topics.PartitionStateZNode.path(topic, p) for p in range(partitions)),
         )
+
+    async def stamps(self, paths: Sequence[str]) -> tuple[stat_probe.Stamp, ...] | None:
+        """The stamps of ``paths`` in one pipelined round, without blocking the event loop
+        (``adapters.zk.stat_probe``); ``None`` when any could not be read."""
+        return await stat_probe.stamps(self.client, paths)
 
     def topic_znode_version(self) -> int:
         """The topic-znode version this cluster's own writers use (mirror it on create).
