@@ -38,6 +38,40 @@ def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, uniq
     zk.delete(base, recursive=True)
 
 
+def test_a_probe_longer_than_a_chunk_keeps_order_and_lets_the_loop_run(zk: KazooClient, unique_topic: str) -> None:
+    base = f"/kzo-probe-{unique_topic}"
+    count = stat_probe.SEND_CHUNK * 2 + 7
+    present = {i for i in range(0, count, 3)}
+    for i in sorted(present):
+        zk.create(f"{base}/n{i}", b"", makepath=True)
+    paths = tuple(f"{base}/n{i}" for i in range(count))
+    ticks = 0
+
+    async def probe_and_count_other_task_runs() -> tuple[stat_probe.Stamp, ...] | None:
+        nonlocal ticks
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        try:
+            return await stat_probe.stamps(zk, paths)
+        finally:
+            stop.set()
+            await task
+
+    got = asyncio.run(probe_and_count_other_task_runs())
+    assert got is not None and len(got) == count
+    assert [i for i, stamp in enumerate(got) if stamp is not None] == sorted(present), "in the order asked"
+    assert ticks >= 3, "another task ran between the chunks"
+    zk.delete(base, recursive=True)
+
+
 def test_no_paths_and_a_closed_session(zk: KazooClient) -> None:
     assert _stamps(zk, ()) == ()
     zk.stop()

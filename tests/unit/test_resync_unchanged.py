@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from kafka_zk_operator.runtime.unchanged import LastRead, LastReads, merge_patched, status_digest
+from kafka_zk_operator.runtime.unchanged import (
+    MAX_PROBED_PARTITIONS,
+    LastRead,
+    LastReads,
+    merge_patched,
+    probed,
+    status_digest,
+)
 
 STAMPS = ((10, 0), None, (12, 3))
 
@@ -57,3 +65,32 @@ def test_records_are_kept_per_uid_and_forgotten() -> None:
     reads.forget("u1")
     reads.forget("u1")
     assert reads.get("u1") is None and len(reads) == 0
+
+
+def test_only_topics_of_a_bounded_partition_count_are_probed() -> None:
+    assert probed(0) and probed(100) and probed(MAX_PROBED_PARTITIONS)
+    assert not probed(MAX_PROBED_PARTITIONS + 1) and not probed(1_000_000), "a spec may ask for a million"
+
+
+def test_a_resync_never_builds_the_probe_of_a_huge_spec() -> None:
+    """A spec of 1,000,000 partitions (the schema allows it) once held the event loop for minutes
+    while its resync probed a million state znodes; other resources' handlers stalled."""
+    from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+    from kafka_zk_operator.handlers.kafkatopic import _paths_to_probe
+
+    asked: list[int] = []
+
+    class Store:
+        def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
+            asked.append(partitions)
+            return tuple(f"/{topic}/{p}" for p in range(partitions))
+
+    def body(partitions: int) -> dict[str, object]:
+        spec = {"partitions": partitions, "replicationFactor": 3}
+        return {"metadata": {"name": "t", "namespace": "n", "uid": "u", "generation": 1}, "spec": spec}
+
+    store: Any = Store()
+    assert _paths_to_probe(store, parse_resource(body(1_000_000)), None, "key") is None
+    assert asked == [], "not even built"
+    paths = _paths_to_probe(store, parse_resource(body(12)), None, "key")
+    assert paths is not None and len(paths) == 12 and asked == [12]

@@ -303,7 +303,8 @@ async def kafkatopic_resync(
         _last_reads.forget(uid)
         return
     result, changes = reconciled
-    if paths != store.topic_read_paths(resource.topic_name, result.observed_partitions or 0):
+    observed = result.observed_partitions or 0
+    if not unchanged.probed(observed) or paths != store.topic_read_paths(resource.topic_name, observed):
         _last_reads.forget(uid)  # it read other partitions than were probed: next time
         return
     after = unchanged.merge_patched(body.get("status") or {}, changes)
@@ -325,8 +326,8 @@ def _paths_to_probe(
         return None
     if last is not None and last.key == key:
         return last.paths
-    if resource.desired is None:
-        return None
+    if resource.desired is None or not unchanged.probed(resource.desired.partitions):
+        return None  # a spec may ask for 1,000,000 partitions: never build or probe that many
     return store.topic_read_paths(resource.topic_name, resource.desired.partitions)
 
 

@@ -29,6 +29,10 @@ Stamp = tuple[int, int] | None
 #: caller does the full read, which reports the connection problem properly.
 PROBE_TIMEOUT_S = 5.0
 
+#: Requests sent between two yields to the event loop (about 0.25 ms of CPU each): a long probe
+#: does not hold the loop's other tasks (kopf's handlers, watches, API calls) for its whole length.
+SEND_CHUNK = 256
+
 
 async def stamps(client: KazooClient, paths: Sequence[str]) -> tuple[Stamp, ...] | None:
     """The stamp of every path, in order; ``None`` when any of them could not be read."""
@@ -49,14 +53,19 @@ async def stamps(client: KazooClient, paths: Sequence[str]) -> tuple[Stamp, ...]
         if last:
             loop.call_soon_threadsafe(settle)
 
+    if not paths:
+        return ()
+    results: list[Any] = []
     try:
-        results = [client.exists_async(path) for path in paths]
+        for start in range(0, len(paths), SEND_CHUNK):
+            if start:
+                await asyncio.sleep(0)  # let the loop's other tasks run between chunks
+            chunk = [client.exists_async(path) for path in paths[start : start + SEND_CHUNK]]
+            for result in chunk:
+                result.rawlink(one_answered)
+            results.extend(chunk)
     except KazooException:
         return None
-    if not results:
-        return ()
-    for result in results:
-        result.rawlink(one_answered)
     try:
         await asyncio.wait_for(answered, PROBE_TIMEOUT_S)
         return tuple(_stamp(result.get_nowait()) for result in results)
