@@ -83,8 +83,7 @@ async def login(memo: Any, **kwargs: Any) -> kopf.AiohttpSession | None:
     """kopf's default credentials on a bounded connection pool (``adapters.k8s.kopf_session``).
     kopf runs the startup handlers first, so ``memo.settings`` is there."""
     settings: config.OperatorSettings = memo.settings
-    connections = kopf_session.pool_size(settings.api_connections, len(settings.namespaces))
-    return await kopf_session.login(connections, memo=memo, **kwargs)
+    return await kopf_session.login(settings.api_connections, len(settings.namespaces), memo=memo, **kwargs)
 
 
 @kopf.on.cleanup()
