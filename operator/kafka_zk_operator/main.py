@@ -23,6 +23,9 @@ from kafka_zk_operator.handlers import diffbase, kafkatopic, waiting  # noqa: F4
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.leadership import LeaderElector
 
+#: Seconds before each retry of a failed Event POST.
+EVENT_BACKOFFS_S = (2.0, 8.0)
+
 kopf_toggles.install()  # before kopf starts: it builds its start-up gate then
 
 
@@ -36,6 +39,9 @@ def configure(
     settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
     settings.persistence.diffbase_storage = diffbase.DigestingStatusDiffBaseStorage()
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
+    # An Event that failed is tried twice more, not kopf's 9 times: when the API server is too
+    # busy to take Events, retrying them only adds to what it cannot keep up with.
+    settings.posting.default_backoffs = EVENT_BACKOFFS_S
     settings.execution.max_workers = 16
     memo.executor = settings.execution.executor  # for async handlers that hand work to the pool
     settings.watching.server_timeout = 300
