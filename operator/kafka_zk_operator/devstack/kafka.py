@@ -65,6 +65,9 @@ class KafkaBroker:
     process: ManagedProcess | None = None
     #: More JVM options (e.g. ``-Djava.security.auth.login.config=...`` for a ZooKeeper SASL login).
     jvm_options: tuple[str, ...] = ()
+    #: The JVM's maximum heap. 512m holds a few thousand partitions; at 10,000 partitions with 3
+    #: replicas the brokers spent most of their time in full GCs and lost their ZooKeeper sessions.
+    heap: str = "512m"
 
     @property
     def bootstrap(self) -> str:
@@ -85,7 +88,7 @@ class KafkaBroker:
             )
         )
         log4j = java.write_log4j(self.workdir / "log4j.properties")
-        argv = java.java_argv(self.libs, "kafka.Kafka", [str(props_path)], heap="512m", log4j=log4j)
+        argv = java.java_argv(self.libs, "kafka.Kafka", [str(props_path)], heap=self.heap, log4j=log4j)
         argv[1:1] = self.jvm_options
         self.process = ManagedProcess(
             f"kafka-{self.broker_id}", argv, self.workdir / f"kafka-{self.broker_id}.log"

@@ -45,6 +45,8 @@ class StackSpec:
     chroot: str = "/kafka"
     k8s_version: str = artifacts.DEFAULT_K8S_VERSION
     etcd_version: str = artifacts.DEFAULT_ETCD_VERSION
+    #: Each Kafka broker's maximum JVM heap (``devstack.kafka.KafkaBroker.heap``).
+    broker_heap: str = "512m"
 
     def rack_of(self, broker_id: int) -> str | None:
         if not self.racks:
@@ -253,6 +255,7 @@ class LocalStack:
             zk_connect=f"{self.zk_hosts}{self.spec.chroot}",
             cluster_size=max(self.spec.brokers, len(self.brokers) + 1),
             extra_properties=extra or {},
+            heap=self.spec.broker_heap,
         )
         self.brokers[broker_id] = broker
         broker.start()
