@@ -98,6 +98,11 @@ def writes_between(before: Counter[str], after: Counter[str]) -> tuple[int, str]
     return sum(delta.values()), ", ".join(f"{key}: {value}" for key, value in sorted(delta.items()))
 
 
+def log(message: str) -> None:
+    """A figure as soon as it is measured (a later failure must not lose it)."""
+    print(f"  [bench] {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
 def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     """Each broker's JVM heap for ``n`` topics: 512m up to ~3,000 partition replicas per broker,
     then 128m more per 1,000 (at 10,000 x RF 3 the default 512m went into constant full GCs)."""
@@ -152,8 +157,9 @@ def run(
             list(pool.map(create, range(n)))
         applied = time.monotonic() - started
         ready = 0
+        log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
         while ready < n:
-            time.sleep(0.5)
+            time.sleep(max(0.5, n / 5000))  # each poll lists every resource: spare the API server
             ready = ready_count(custom, "bench")
             if time.monotonic() - started > 1800:
                 raise SystemExit(f"only {ready}/{n} Ready after 30 min; see {operator.log_path}")
@@ -165,6 +171,10 @@ def run(
         burst_delta = apiserver_mutations(api) - api_before_burst
         burst_delta["POST kafkatopics"] -= n
         burst_api_writes, burst_api_detail = writes_between(Counter(), +burst_delta)
+        log(
+            f"N={n}: all Ready after {all_ready:.1f} s; {writes / n:.2f} ZooKeeper writes and "
+            f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB"
+        )
         # Each topic's first resync (between one and two periods after it was first seen) moves
         # its status from Created to InSync; after those, two full resync periods (plus margin)
         # with nothing to do must write nothing, and the CPU the operator spends meanwhile, per
@@ -183,6 +193,11 @@ def run(
         resync_writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes_before_resync
         resync_api_writes, resync_api_detail = writes_between(api_before_resync, apiserver_mutations(api))
         resync_cpu = (proc_cpu_seconds(operator.pid) - cpu_before_resync) * resync / window
+        log(
+            f"N={n}: no-op window: {resync_writes:.0f} ZooKeeper and {resync_api_writes} API writes, "
+            f"{resync_cpu:.1f} s operator CPU per period, {int(resync_full)} full reconciles, "
+            f"{int(resync_stamped)} by stamps"
+        )
         # A fresh operator adopts the N existing topics: every resource reconciled once (its
         # resume), nothing written.
         operator.stop()
@@ -201,6 +216,7 @@ def run(
             if time.monotonic() - restarted > 1800:
                 raise SystemExit(f"the restarted operator did not adopt {n} topics in 30 min")
         adopted = time.monotonic() - restarted
+        log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         return {
             "n": n,

@@ -79,7 +79,8 @@ class OperatorProcess:
             return False
 
     def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+        # A saturated operator (10,000 topics in a benchmark) answered later than 5 s.
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=60) as r:
             return str(r.read().decode())
 
     def metric_sum(self, prefix: str) -> float:
