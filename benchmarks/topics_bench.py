@@ -106,7 +106,7 @@ def log(message: str) -> None:
 def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     """Each broker's JVM heap for ``n`` topics: 512m up to ~3,000 partition replicas per broker,
     then 128m more per 1,000 (at 10,000 x RF 3 the default 512m went into constant full GCs)."""
-    replicas_per_broker = n * partitions * rf // 3
+    replicas_per_broker = n * partitions * rf // StackSpec().brokers
     return f"{max(512, 512 + 128 * ((replicas_per_broker - 3000 + 999) // 1000))}m"
 
 
@@ -115,7 +115,7 @@ def run(
 ) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
     heap = broker_heap or broker_heap_for(n, partitions, rf)
-    print(f"  [bench] N={n}: broker heap {heap}", file=sys.stderr)
+    log(f"N={n}: broker heap {heap}")
     stack = LocalStack(
         StackSpec(broker_heap=heap), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
     )

@@ -7,6 +7,8 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
+from tests.integration.helpers import alter_topic_config, wait_for
+
 
 class KafkaView:
     def __init__(self, bootstrap: str) -> None:
@@ -86,8 +88,6 @@ def expect_out_of_band_change_reverted(
 ) -> None:
     """Change ``key`` of ``topic`` with Kafka's Admin API behind the operator's back, see Kafka
     take it, then wait for the operator to put ``wanted`` back."""
-    from tests.integration.helpers import alter_topic_config, wait_for
-
     alter_topic_config(kafka.admin, topic, {key: changed})
     wait_for(lambda: kafka.configs(topic).get(key) == changed, what="the out-of-band change")
     wait_for(
