@@ -3,7 +3,7 @@
 # pytest's exit code 5 ("no tests collected") is a failure here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/pytest tests -p no:cacheprovider --timeout=900 "$@"
+.venv/bin/pytest tests -p no:cacheprovider --timeout=900 --durations=30 "$@"
 code=$?
 if [ "$code" -eq 5 ]; then
   echo "run-tests: pytest collected no tests; that is a failure" >&2

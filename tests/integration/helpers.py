@@ -30,6 +30,26 @@ def wait_for(
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last value: {last!r})")
 
 
+def send_outcome(producer: Any, topic: str, size: int) -> str | None:
+    """Send one record of ``size`` bytes to partition 0 and say what the broker answered.
+
+    ``"refused"`` (``MessageSizeTooLargeError``), ``"accepted"``, or None for a retriable error
+    (no leader yet, a client's metadata naming a broker that does not lead any more): that is no
+    answer about the record, so callers ask again with :func:`wait_for`.
+    """
+    from kafka import errors as kafka_errors
+
+    try:
+        producer.send(topic, value=b"x" * size, partition=0).get(timeout=30)
+    except kafka_errors.MessageSizeTooLargeError:
+        return "refused"
+    except kafka_errors.KafkaError as error:
+        if getattr(error, "retriable", False):
+            return None
+        raise
+    return "accepted"
+
+
 def alter_topic_config(admin: Any, topic: str, configs: dict[str, Any], *, timeout: float = 30.0) -> None:
     """Alter a topic's config through Kafka's Admin API, retrying until the broker answers OK.
 

@@ -13,26 +13,17 @@ from collections.abc import Callable
 
 import pytest
 from kafka import KafkaProducer
-from kafka import errors as kafka_errors
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import assignment, errors
 from tests.conftest import KafkaCluster
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import send_outcome, wait_for
 
 
 def _led(store: ZkStore, topic: str) -> bool:
     states = store.partition_states(topic, [0])
     return bool(states) and states[0].leader >= 0
-
-
-def _refused(producer: KafkaProducer, topic: str, size: int) -> bool:
-    try:
-        producer.send(topic, value=b"x" * size, partition=0).get(timeout=30)
-    except kafka_errors.MessageSizeTooLargeError:
-        return True
-    return False
 
 
 def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
@@ -64,8 +55,8 @@ def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
 
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=0)
     try:
-        assert wait_for(lambda: _refused(producer, unique_topic, 4096), what="the new max.message.bytes")
-        assert not _refused(producer, unique_topic, 100)
+        assert wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer") == "refused"
+        assert wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer") == "accepted"
     finally:
         producer.close()
 
