@@ -39,6 +39,7 @@ from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.condition_tally import ConditionTally, ready_labels
 from kafka_zk_operator.runtime.health import HandlerWrite
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
+from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.runtime.resync_gate import ResyncGate
 from kafka_zk_operator.service import topics
 
@@ -105,6 +106,9 @@ _resyncs = ResyncGate(RESYNC_SECONDS)
 #: What each resource's last clean resync read, to see that the next one has nothing to do.
 _last_reads = unchanged.LastReads()
 
+#: Each resource's last status patch until the watch brings it back (``runtime.pending_status``).
+_pending = PendingStatus()
+
 
 #: A finished reconcile: its result and the status changes kopf patches (None: it ended early).
 _Reconciled = tuple[topics.TopicResult, dict[str, Any]] | None
@@ -127,8 +131,12 @@ def _reconcile(
         patch.metadata.annotations[key] = None
     uid = str(body.get("metadata", {}).get("uid", ""))
     with _locks.held(uid):
+        if resync and not _resyncs.due(uid):
+            # Another reconcile finished while this one waited for the lock: nothing to add (and
+            # the status in hand may predate that reconcile's patch).
+            return None
         try:
-            reconciled = _reconcile_now(body, patch, memo, index, status)
+            reconciled = _reconcile_now(body, patch, memo, index, _pending.current(uid, status), uid)
         except kopf.TemporaryError:
             if not resync:
                 raise
@@ -143,7 +151,9 @@ def _reconcile_now(
     memo: Any,
     index: kopf.Index[Any, Any],
     status: Mapping[str, Any],
+    uid: str,
 ) -> _Reconciled:
+    """``status``: the resource's status with this process's own pending patch applied."""
     started = time.monotonic()
     resource = parse_resource(body)
     settings: OperatorSettings = memo.settings
@@ -159,7 +169,7 @@ def _reconcile_now(
             outcome=error,
             previous=status,
         )
-        patch.status.update(new_status)
+        _patch_status(patch, uid, new_status)
         _tally.record(resource.ref, ready_labels(resource.cluster or "", new_status))
         _post(
             body,
@@ -195,7 +205,7 @@ def _reconcile_now(
             status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
         )
         if changes:  # an in-sync resync patches nothing
-            patch.status.update(changes)
+            _patch_status(patch, uid, changes)
         _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
         written.fields = {key: value for key, value in changes.items() if key in PARTITION_FIELDS}
         written.status = {key: result.status.get(key) for key in PARTITION_FIELDS}
@@ -220,6 +230,12 @@ def _reconcile_now(
     if result.retry_after is not None:
         raise kopf.TemporaryError(result.retry_message, delay=result.retry_after)
     return result, changes
+
+
+def _patch_status(patch: kopf.Patch, uid: str, changes: Mapping[str, Any]) -> None:
+    """Add ``changes`` to kopf's status patch and remember them until the watch shows them."""
+    patch.status.update(changes)
+    _pending.record(uid, changes)
 
 
 def _hand_over_replication_factor(
@@ -291,23 +307,20 @@ async def kafkatopic_resync(
     last = _last_reads.get(uid)
     paths = _paths_to_probe(store, resource, last, key)
     before = await store.stamps(paths) if store is not None and paths is not None else None
-    if (
-        last is not None
-        and before is not None
-        and last.still_holds(key, before, unchanged.status_digest(body.get("status")), time.time())
-    ):
+    digest = unchanged.status_digest(_pending.current(uid, body.get("status")))
+    if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
     reconciled = await in_pool.run_in_pool(memo, _reconcile, body, patch, memo, index, status, resync=True)
     if reconciled is None or not _read_only(reconciled[0]) or store is None or paths is None or before is None:
         _last_reads.forget(uid)
         return
-    result, changes = reconciled
+    result = reconciled[0]
     observed = result.observed_partitions or 0
     if not unchanged.probed(observed) or paths != store.topic_read_paths(resource.topic_name, observed):
         _last_reads.forget(uid)  # it read other partitions than were probed: next time
         return
-    after = unchanged.merge_patched(body.get("status") or {}, changes)
+    after = _pending.current(uid, body.get("status"))  # with this reconcile's patch, if it made one
     last_read = unchanged.LastRead(
         key=key,
         paths=paths,
@@ -373,6 +386,7 @@ def kafkatopic_delete(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: A
     _locks.forget(resource.uid)  # done (a retry raises above and keeps it)
     _resyncs.forget(resource.uid)
     _last_reads.forget(resource.uid)
+    _pending.forget(resource.uid)
     _tally.forget(resource.ref)
 
 
@@ -396,11 +410,12 @@ def _delete(
         return
     if _conflict_with(kafkatopic_owners, memo, resource) is not None:
         return  # it never owned the topic
-    if not topics.ever_reconciled(body.get("status") or {}):
+    status = _pending.current(resource.uid, body.get("status"))  # a create's patch may be on its way
+    if not topics.ever_reconciled(status):
         return  # never reconciled successfully: it neither created nor adopted the topic
     # Only a marker this resource is known to have written counts: a failed first attempt (say,
     # ZooKeeper unreachable) must not be mistaken for Kafka refusing the deletion.
-    requested = (body.get("status") or {}).get("deletionRequestedAt")
+    requested = status.get("deletionRequestedAt")
     marker_written_before = bool(requested)
     try:
         progress = topics.delete_topic(
@@ -413,7 +428,7 @@ def _delete(
     except errors.KzoError as error:
         raise kopf.TemporaryError(error.message, delay=topics.RETRY_DELAY_S) from error
     if progress.marker_written:
-        patch.status["deletionRequestedAt"] = format_timestamp(_now())
+        _patch_status(patch, resource.uid, {"deletionRequestedAt": format_timestamp(_now())})
     if progress.event is not None:
         _post(body, [progress.event])
     if not progress.done:
