@@ -21,6 +21,11 @@ RESYNCS_UNCHANGED = Counter(
     "Resyncs that found the resource, its status and every znode they read as the last one left them",
     ["kind"],
 )
+STATUS_REFRESHES = Counter(
+    "kzo_status_refreshes_total",
+    "KafkaTopic status patches of live partition fields (leaders, ISR) sent because Kafka changed them",
+    ["cluster"],
+)
 ZK_WRITES = Counter("kzo_zookeeper_writes_total", "ZooKeeper writes (transactions count once)", ["cluster"])
 LEADER = Gauge("kzo_leader", "1 while this replica is the elected leader (always 1 without leader election)")
 ZK_CONNECTED = Gauge(

@@ -65,5 +65,15 @@ def test_a_change_after_adoption_is_still_written(
     _reconcile(health_reporter, changed={})
     moved = {**LIVE, "partitionStates": [{"partition": 0, "leader": 2, "isr": [2, 3]}]}
     monkeypatch.setattr(health, "partition_fields", lambda observed, brokers: dict(moved))
+    before = _refreshes()
     health_reporter._refresh_one("orders")
     assert len(patches) == 1 and patches[0]["partitionStates"] == moved["partitionStates"]
+    assert _refreshes() == before + 1, "kzo_status_refreshes_total counts what Kafka's changes cost"
+    health_reporter._refresh_one("orders")
+    assert len(patches) == 1 and _refreshes() == before + 1, "the same fields again: no patch, no count"
+
+
+def _refreshes() -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("kzo_status_refreshes_total", {"cluster": "c"}) or 0.0

@@ -317,6 +317,7 @@ class HealthReporter:
             body = dict(fields)
             body["lastSyncTime"] = format_timestamp(datetime.now(UTC))
             self.patch_status(ref, body)
+            metrics.STATUS_REFRESHES.labels(self.cluster).inc()
             with self._lock:
                 if ref in self._refs.get(topic, ()):  # not untracked meanwhile
                     self._last_sent[(topic, ref)] = fields
