@@ -9,6 +9,7 @@ operator`` once this replica leads).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -93,10 +94,12 @@ async def login(memo: Any, **kwargs: Any) -> kopf.AiohttpSession | None:
 
 
 @kopf.on.cleanup()
-def shutdown(memo: Any, **_: Any) -> None:
+async def shutdown(memo: Any, **_: Any) -> None:
+    """Close every cluster's ZooKeeper session. ``async``, in a thread of its own: as a sync
+    handler it waited in kopf's pool behind whatever was still queued there."""
     pool: ClusterPool | None = getattr(memo, "clusters", None)
     if pool is not None:
-        pool.close()
+        await asyncio.to_thread(pool.close)
 
 
 @kopf.on.probe(id="zookeeper")
