@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kafka_zk_operator.handlers.in_pool import run_in_pool
+from kafka_zk_operator.handlers.in_pool import run_in_pool, run_in_pool_unless_stopped
 
 
 @pytest.fixture
@@ -74,3 +74,46 @@ def test_a_cancelled_call_still_queued_never_runs(memo: SimpleNamespace) -> None
     asyncio.run(scenario())
     memo.executor.shutdown(wait=True)
     assert ran == []
+
+
+class Stopped:
+    """kopf's ``stopped`` flag as a timer gets it: ``await stopped.wait()``."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+
+    async def wait(self) -> None:
+        await self.event.wait()
+
+
+def test_a_stopped_timers_queued_call_is_dropped_and_gives_none(memo: SimpleNamespace) -> None:
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def busy() -> None:
+        started.set()
+        release.wait(10)
+
+    async def scenario() -> None:
+        blocker = asyncio.create_task(run_in_pool(memo, busy))
+        await asyncio.to_thread(started.wait, 10)
+        stopped = Stopped()
+
+        def resync() -> int:
+            ran.append("resync")
+            return 1
+
+        timer = asyncio.create_task(run_in_pool_unless_stopped(memo, stopped, resync))
+        await asyncio.sleep(0.05)
+        stopped.event.set()
+        assert await asyncio.wait_for(timer, timeout=2) is None
+        release.set()
+        await blocker
+
+    asyncio.run(scenario())
+    memo.executor.shutdown(wait=True)
+    assert ran == []
+
+
+def test_an_unstopped_timer_gets_the_result(memo: SimpleNamespace) -> None:
+    assert asyncio.run(run_in_pool_unless_stopped(memo, Stopped(), lambda: 7)) == 7

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 from collections.abc import Callable
@@ -42,3 +43,29 @@ async def run_in_pool(memo: Any, fn: Callable[..., T], *args: Any, **kwargs: Any
     if cancellation is not None:
         raise cancellation
     return future.result()
+
+
+async def run_in_pool_unless_stopped(memo: Any, stopped: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """:func:`run_in_pool` for a kopf timer: ``stopped`` is kopf's flag (the operator exits, the
+    resource is gone). Once it is set, a call still queued is dropped and one running is waited
+    for; either way the result is None: the timer has nothing more to do."""
+    call = asyncio.ensure_future(run_in_pool(memo, fn, *args, **kwargs))
+    stop = asyncio.ensure_future(stopped.wait())
+    try:
+        await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call  # drops it if queued, waits for it if running (see run_in_pool)
+        raise
+    finally:
+        stop.cancel()
+    if call.done():
+        return call.result()
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError  # the handler itself was cancelled meanwhile
+    return None

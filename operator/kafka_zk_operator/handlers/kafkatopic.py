@@ -311,7 +311,9 @@ async def kafkatopic_resync(
     if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
-    reconciled = await in_pool.run_in_pool(memo, _reconcile, body, patch, memo, index, status, resync=True)
+    reconciled = await in_pool.run_in_pool_unless_stopped(
+        memo, kwargs["stopped"], _reconcile, body, patch, memo, index, status, resync=True
+    )
     if reconciled is None or not _read_only(reconciled[0]) or store is None or paths is None or before is None:
         _last_reads.forget(uid)
         return
