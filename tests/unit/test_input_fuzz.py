@@ -98,6 +98,16 @@ def test_mutated_reassignment_specs_parse_or_are_refused(choice: st.DataObject, 
         _refused_cleanly(error)
 
 
+@pytest.mark.parametrize("factor", [0, None])
+def test_a_replication_factor_keyed_by_a_control_character_is_refused_in_one_line(factor: object) -> None:
+    """Found by the fuzz test above: the topic name (a key) went into the message as is."""
+    spec = {"mode": "ReplicationFactor", "replicationFactors": {"\n": factor}}
+    with pytest.raises(errors.InvalidSpec) as refused:
+        parse_request(spec)
+    _refused_cleanly(refused.value)
+    assert "spec.replicationFactors['\\n']" in str(refused.value)
+
+
 @FUZZ
 @given(choice=st.data())
 def test_mutated_plan_documents_restore_or_are_refused(choice: st.DataObject) -> None:

@@ -289,7 +289,7 @@ def _replication_factors(spec: Mapping[str, Any]) -> dict[TopicName, int]:
     raw = spec.get("replicationFactors") or {}
     if not isinstance(raw, Mapping):
         raise errors.InvalidSpec("spec.replicationFactors must map topic names to replication factors")
-    return {str(t): int_field(v, f"spec.replicationFactors[{t}]", minimum=1, maximum=32767) for t, v in raw.items()}
+    return {str(t): int_field(v, f"spec.replicationFactors[{str(t)!r}]", minimum=1, maximum=32767) for t, v in raw.items()}
 
 
 def _batch(spec: Mapping[str, Any]) -> BatchLimits:
