@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis
 import pytest
 from kazoo.client import KazooClient
 
@@ -25,6 +26,12 @@ from kafka_zk_operator.devstack.stack import BrokerInfo, LocalStack, StackSpec
 from tests.e2e.kafka_client import KafkaView
 
 MAIN_KAFKA_VERSION = os.environ.get("KZO_TEST_KAFKA_VERSION", artifacts.DEFAULT_KAFKA_VERSION)
+
+# Property and fuzz tests draw the same cases in every run of ``make test`` (a suite that passes
+# passes again); ``KZO_HYPOTHESIS_PROFILE=explore`` draws new ones, to look for bugs.
+hypothesis.settings.register_profile("repeatable", derandomize=True)
+hypothesis.settings.register_profile("explore", derandomize=False)
+hypothesis.settings.load_profile(os.environ.get("KZO_HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def kafka_version_tuple(version: str) -> tuple[int, ...]:
