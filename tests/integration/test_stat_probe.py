@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import stat_probe
@@ -76,3 +78,37 @@ def test_no_paths_and_a_closed_session(zk: KazooClient) -> None:
     assert _stamps(zk, ()) == ()
     zk.stop()
     assert _stamps(zk, ("/brokers/ids",)) is None, "a stopped client: no stamps, the caller reads in full"
+
+
+def test_recent_zxid_is_asked_once_per_window_and_moves_with_every_write(
+    zk: KazooClient, unique_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ZooKeeper's last transaction id, from the header of a real reply: at least the mzxid of the
+    last write; one request however many resyncs ask within ``ZXID_FRESH_S``; higher after a write."""
+    node = f"/kzo-zxid-{unique_topic}"
+    written = zk.create(node, b"", makepath=True, include_data=True)[1]
+    now = [0.0]
+    recent = stat_probe.RecentZxid(zk, clock=lambda: now[0])
+    sent: list[str] = []
+    exists_async = zk.exists_async
+
+    def counting_exists_async(path: str, watch: Any = None) -> Any:
+        sent.append(path)
+        return exists_async(path, watch)
+
+    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
+
+    async def ask(times: int) -> list[int | None]:
+        return list(await asyncio.gather(*(recent.get() for _ in range(times))))
+
+    first = asyncio.run(ask(50))
+    assert len(set(first)) == 1 and first[0] is not None and first[0] >= written.mzxid
+    assert sent == ["/"], "50 resyncs, one request"
+    assert asyncio.run(ask(1)) == [first[0]] and len(sent) == 1, "still fresh"
+
+    changed = zk.set(node, b"x")
+    now[0] += stat_probe.ZXID_FRESH_S
+    later = asyncio.run(ask(1))[0]
+    assert later is not None and later >= changed.mzxid > first[0]
+    assert len(sent) == 2
+    zk.delete(node)

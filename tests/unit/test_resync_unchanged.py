@@ -94,3 +94,15 @@ def test_a_resync_never_builds_the_probe_of_a_huge_spec() -> None:
     assert asked == [], "not even built"
     paths = _paths_to_probe(store, parse_resource(body(12)), None, "key")
     assert paths is not None and len(paths) == 12 and asked == [12]
+
+
+def test_no_transaction_since_holds_only_with_a_known_equal_zxid_and_the_rest() -> None:
+    digest = status_digest({"observedGeneration": 3})
+    key = (3, "managed", None, ())
+    last = _last(zxid=500, heartbeat_due=1000.0)
+    assert last.holds_with_no_transaction_since(key, 500, digest, now=999.0)
+    assert not last.holds_with_no_transaction_since(key, 501, digest, now=999.0), "a transaction since"
+    assert not last.holds_with_no_transaction_since((4, "managed", None, ()), 500, digest, now=999.0)
+    assert not last.holds_with_no_transaction_since(key, 500, status_digest({"x": 1}), now=999.0)
+    assert not last.holds_with_no_transaction_since(key, 500, digest, now=1000.0), "heartbeat due"
+    assert not _last().holds_with_no_transaction_since(key, 500, digest, now=0.0), "no zxid recorded"

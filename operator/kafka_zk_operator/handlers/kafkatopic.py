@@ -8,6 +8,7 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import time
@@ -293,10 +294,11 @@ async def kafkatopic_resync(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
 ) -> None:
     """Skipped (nothing read, nothing written) when another reconcile of the resource finished
-    less than half a period ago (``runtime.resync_gate``). Otherwise the znodes the last clean
-    resync read are probed first, on the event loop: when they, the resource and its status are
-    as they were then, nothing else is read (``runtime.unchanged``); else the full reconcile runs
-    in kopf's thread pool, like the other handlers."""
+    less than half a period ago (``runtime.resync_gate``). Otherwise, when ZooKeeper applied no
+    transaction at all since the last clean resync, or the znodes that resync read (probed on the
+    event loop) are as they were, and the resource and its status too, nothing else is read
+    (``runtime.unchanged``); else the full reconcile runs in kopf's thread pool, like the other
+    handlers."""
     uid = str(body.get("metadata", {}).get("uid", ""))
     if not _resyncs.due(uid):
         return
@@ -305,10 +307,16 @@ async def kafkatopic_resync(
     key = _resync_key(body, resource, memo, index)
     store = _open_store(memo, resource)
     last = _last_reads.get(uid)
+    digest = unchanged.status_digest(_pending.current(uid, body.get("status")))
+    zxid = await store.recent_zxid() if store is not None else None  # seen before any stamp below
+    if last is not None and zxid is not None and last.holds_with_no_transaction_since(key, zxid, digest, time.time()):
+        metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
+        return
     paths = _paths_to_probe(store, resource, last, key)
     before = await store.stamps(paths) if store is not None and paths is not None else None
-    digest = unchanged.status_digest(_pending.current(uid, body.get("status")))
     if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
+        if zxid is not None and zxid != last.zxid:  # nothing it read changed up to zxid
+            _last_reads.record(uid, dataclasses.replace(last, zxid=zxid))
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
     reconciled = await in_pool.run_in_pool_unless_stopped(
@@ -329,6 +337,7 @@ async def kafkatopic_resync(
         stamps=before,
         status_digest=unchanged.status_digest(after),
         heartbeat_due=_heartbeat_due(after, memo.settings.status_heartbeat_seconds),
+        zxid=zxid,
     )
     _last_reads.record(uid, last_read)
 

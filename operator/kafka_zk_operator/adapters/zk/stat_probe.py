@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -75,3 +76,40 @@ async def stamps(client: KazooClient, paths: Sequence[str]) -> tuple[Stamp, ...]
 
 def _stamp(stat: Any) -> Stamp:
     return None if stat is None else (int(stat.mzxid), int(stat.cversion))
+
+
+#: How long one answer about the ensemble's last transaction serves every resync that asks.
+ZXID_FRESH_S = 1.0
+
+
+class RecentZxid:
+    """The id of the last transaction ZooKeeper has applied (``zxid``), asked at most once per
+    :data:`ZXID_FRESH_S` however many resyncs want it.
+
+    Every change to any znode is a transaction with a higher zxid, so when it has not moved since
+    a resync's last read, nothing that read depended on can have changed: one request answers for
+    every topic of a quiet cluster. The server puts its last applied zxid in the header of every
+    reply; kazoo keeps it (``KazooClient.last_zxid``), so one ``exists`` of ``/`` brings it.
+
+    An answer up to :data:`ZXID_FRESH_S` old can only make a resync see a change one period later,
+    as if it had run that much earlier; and the zxid kept with a record is one seen before its
+    stamps were taken, so a change in between makes the zxids differ (more work, never a missed
+    change).
+    """
+
+    def __init__(self, client: KazooClient, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.client = client
+        self._clock = clock
+        self._answer: tuple[float, asyncio.Future[int | None]] | None = None
+
+    async def get(self) -> int | None:
+        """The zxid, or ``None`` when ZooKeeper did not answer."""
+        now = self._clock()
+        if self._answer is None or now - self._answer[0] >= ZXID_FRESH_S:
+            self._answer = (now, asyncio.ensure_future(self._ask()))
+        return await asyncio.shield(self._answer[1])
+
+    async def _ask(self) -> int | None:
+        answered = await stamps(self.client, ("/",))
+        zxid = int(self.client.last_zxid or 0)
+        return zxid if answered is not None and zxid > 0 else None

@@ -114,6 +114,14 @@ class ZkStore(ConfigStore, AdminRequestStore):
         (``adapters.zk.stat_probe``); ``None`` when any could not be read."""
         return await stat_probe.stamps(self.client, paths)
 
+    async def recent_zxid(self) -> int | None:
+        """ZooKeeper's last applied transaction id, asked at most once a second for all callers
+        (``stat_probe.RecentZxid``); ``None`` when it did not answer."""
+        recent: stat_probe.RecentZxid | None = getattr(self, "_recent_zxid", None)
+        if recent is None:
+            recent = self._recent_zxid = stat_probe.RecentZxid(self.client)
+        return await recent.get()
+
     def topic_znode_version(self) -> int:
         """The topic-znode version this cluster's own writers use (mirror it on create).
 

@@ -1,0 +1,114 @@
+"""The KafkaTopic resync on a quiet cluster: when ZooKeeper applied no transaction since the last
+clean resync, nothing is probed; when it did, the stamps decide, and a match moves the record's
+zxid forward so that the next quiet period costs nothing again (``stat_probe.RecentZxid``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import kopf
+import pytest
+from prometheus_client import REGISTRY
+
+from kafka_zk_operator.handlers import in_pool, kafkatopic
+from kafka_zk_operator.runtime import unchanged
+
+UID = "quiet-1"
+KEY = ("key",)
+PATHS = ("/brokers/topics/t", "/brokers/ids")
+STAMPS = ((10, 0), (3, 7))
+
+
+class FakeStore:
+    def __init__(self) -> None:
+        self.zxid: int | None = 100
+        self.stamp_answer: tuple[Any, ...] | None = STAMPS
+        self.probes = 0
+
+    async def recent_zxid(self) -> int | None:
+        return self.zxid
+
+    async def stamps(self, paths: tuple[str, ...]) -> tuple[Any, ...] | None:
+        self.probes += 1
+        return self.stamp_answer
+
+
+@pytest.fixture
+def store(monkeypatch: pytest.MonkeyPatch) -> Any:
+    fake = FakeStore()
+    monkeypatch.setattr(kafkatopic, "_open_store", lambda memo, resource: fake)
+    monkeypatch.setattr(kafkatopic, "_resync_key", lambda body, resource, memo, index: KEY)
+    reconciles: list[str] = []
+
+    async def no_reconcile(*args: Any, **kwargs: Any) -> None:
+        reconciles.append("full")
+        return None
+
+    monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", no_reconcile)
+    fake.reconciles = reconciles  # type: ignore[attr-defined]
+    kafkatopic._last_reads.record(
+        UID,
+        unchanged.LastRead(
+            key=KEY,
+            paths=PATHS,
+            stamps=STAMPS,
+            status_digest=unchanged.status_digest({}),
+            heartbeat_due=math.inf,
+            zxid=100,
+        ),
+    )
+    yield fake
+    kafkatopic._last_reads.forget(UID)
+    kafkatopic._resyncs.forget(UID)
+
+
+def _resync(status: dict[str, Any] | None = None) -> None:
+    status = status or {}
+    body = kopf.Body({"metadata": {"uid": UID, "name": "t", "namespace": "ns"}, "spec": {}, "status": status})
+    memo = SimpleNamespace(settings=SimpleNamespace(status_heartbeat_seconds=math.inf))
+    resync: Any = kafkatopic.kafkatopic_resync
+    asyncio.run(resync(body=body, patch=kopf.Patch(), memo=memo, status=status, kafkatopic_owners={}, stopped=None))
+
+
+def _unchanged_count() -> float:
+    return REGISTRY.get_sample_value("kzo_resyncs_unchanged_total", {"kind": "kafkatopic"}) or 0.0
+
+
+def test_no_transaction_since_the_record_means_no_probe(store: Any) -> None:
+    before = _unchanged_count()
+    _resync()
+    assert store.probes == 0 and store.reconciles == []
+    assert _unchanged_count() == before + 1
+
+
+def test_a_transaction_elsewhere_is_settled_by_the_stamps_and_moves_the_zxid(store: Any) -> None:
+    store.zxid = 105  # something changed somewhere in ZooKeeper, not what this topic read
+    _resync()
+    assert store.probes == 1 and store.reconciles == []
+    record = kafkatopic._last_reads.get(UID)
+    assert record is not None and record.zxid == 105
+    _resync()  # quiet since 105: no probe
+    assert store.probes == 1
+
+
+def test_a_changed_stamp_is_a_full_reconcile(store: Any) -> None:
+    store.zxid, store.stamp_answer = 110, ((11, 0), (3, 7))
+    _resync()
+    assert store.probes == 1 and store.reconciles == ["full"]
+    assert kafkatopic._last_reads.get(UID) is None
+
+
+def test_an_unknown_zxid_falls_back_to_the_stamps(store: Any) -> None:
+    store.zxid = None
+    _resync()
+    assert store.probes == 1 and store.reconciles == []
+    record = kafkatopic._last_reads.get(UID)
+    assert record is not None and record.zxid == 100, "kept: nothing newer is known"
+
+
+def test_a_changed_status_is_not_settled_by_a_quiet_zookeeper(store: Any) -> None:
+    _resync(status={"x": 1})
+    assert store.reconciles == ["full"]
