@@ -16,7 +16,7 @@ from kafka_zk_operator.handlers import kafkatopic
 from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.service import topics
 
-CREATED = {"appliedConfig": [], "topicId": "abc", "conditions": [{"type": "Ready", "reason": "Created"}]}
+CREATED = {"appliedConfig": [], "observedGeneration": 1, "conditions": [{"type": "Ready", "reason": "Created"}]}
 
 
 class Clock:
@@ -30,20 +30,20 @@ class Clock:
 def test_a_status_without_the_pending_patch_is_seen_with_it() -> None:
     pending = PendingStatus()
     pending.record("u1", CREATED)
-    current = pending.current("u1", {"observedGeneration": 1})
-    assert current == {"observedGeneration": 1, **CREATED}
+    current = pending.current("u1", {"partitions": 1})
+    assert current == {"partitions": 1, **CREATED}
     assert topics.ever_reconciled(current), "the create's appliedConfig is on its way"
-    assert pending.current("u2", {"observedGeneration": 1}) == {"observedGeneration": 1}, "per uid"
+    assert pending.current("u2", {"partitions": 1}) == {"partitions": 1}, "per uid"
     assert len(pending) == 1
 
 
 def test_the_record_is_dropped_once_the_status_holds_the_patch() -> None:
     pending = PendingStatus()
     pending.record("u1", {**CREATED, "deletionRequestedAt": None})
-    landed = {"observedGeneration": 1, **CREATED, "partitions": 1}
+    landed = {**CREATED, "partitions": 1}
     assert pending.current("u1", landed) == landed
     assert len(pending) == 0
-    later = {"observedGeneration": 2}  # a later status (say, the user's update) is the truth now
+    later = {"observedGeneration": 2}  # a later status (say, after the user's update) is the truth now
     assert pending.current("u1", later) == later
 
 
@@ -53,6 +53,24 @@ def test_a_field_removal_is_pending_until_the_field_is_gone() -> None:
     assert pending.current("u1", {"drift": {"x": "1"}, "a": 1}) == {"a": 1}
     assert len(pending) == 1
     assert pending.current("u1", {"a": 1}) == {"a": 1} and len(pending) == 0
+
+
+def test_fields_another_writer_sets_are_neither_kept_nor_judged() -> None:
+    """The health reporter writes live partition fields and lastSyncTime too: a newer value from it
+    must not make the patch look unlanded, and an older copy must not be written back."""
+    pending = PendingStatus(shared=frozenset({"partitionStates", "lastSyncTime"}))
+    pending.record("u1", {**CREATED, "partitionStates": [{"leader": 1}], "lastSyncTime": "t1"})
+    refreshed = {**CREATED, "partitionStates": [{"leader": 2}], "lastSyncTime": "t2"}
+    assert pending.current("u1", refreshed) == refreshed and len(pending) == 0, "landed"
+    pending.record("u1", {"partitionStates": [{"leader": 3}], "lastSyncTime": "t3"})
+    assert len(pending) == 0, "nothing of its own to wait for"
+
+
+def test_a_second_patch_before_the_first_landed_keeps_both() -> None:
+    pending = PendingStatus()
+    pending.record("u1", {"appliedConfig": [], "drift": {"a": "1"}})
+    pending.record("u1", {"conditions": [{"reason": "InSync"}], "drift": {"b": "2", "a": None}})
+    assert pending.current("u1", {}) == {"appliedConfig": [], "conditions": [{"reason": "InSync"}], "drift": {"b": "2"}}
 
 
 def test_a_patch_never_seen_stops_standing_in_after_the_ttl() -> None:

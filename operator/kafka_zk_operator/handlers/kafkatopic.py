@@ -108,7 +108,7 @@ _resyncs = ResyncGate(RESYNC_SECONDS)
 _last_reads = unchanged.LastReads()
 
 #: Each resource's last status patch until the watch brings it back (``runtime.pending_status``).
-_pending = PendingStatus()
+_pending = PendingStatus(shared=frozenset(PARTITION_FIELDS) | {"lastSyncTime"})
 
 
 #: A finished reconcile: its result and the status changes kopf patches (None: it ended early).

@@ -9,11 +9,11 @@ another), and a deletion in that window skipped deleting the topic it had create
 
 So each reconcile's patch is remembered until a status that already holds it is seen, and a
 reconcile in between works from the status with that patch applied (``merge_patched``): exactly
-what the API server will make of it. If a later writer (the health reporter's refresh) changed a
-field of that patch, the status never "holds" it again; the next reconcile then writes the current
-values once more (correct, one redundant write) and the record is replaced. A record that is never
-seen (kopf could not send the patch) is dropped after ``ttl_s``: it only ever stands in for a
-patch on its way.
+what the API server will make of it. Fields another writer also sets (``shared``: the health
+reporter's live partition fields and ``lastSyncTime``) are left out: a newer value from that
+writer would make the patch look never landed, and a stale copy of them would be written again.
+A record that is never seen (kopf could not send the patch) is dropped after ``ttl_s``: it only
+ever stands in for a patch on its way.
 """
 
 from __future__ import annotations
@@ -32,18 +32,29 @@ DEFAULT_TTL_S = 600.0
 class PendingStatus:
     """Per resource uid: the status patch sent last and not yet seen back."""
 
-    def __init__(self, *, ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        shared: frozenset[str] = frozenset(),
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.shared = shared
         self.ttl_s = ttl_s
         self._clock = clock
         self._patches: dict[str, tuple[dict[str, Any], float]] = {}
         self._lock = threading.Lock()
 
     def record(self, uid: str, patch: Mapping[str, Any]) -> None:
-        """``patch`` (a JSON merge patch of ``status``) was handed to kopf for ``uid``."""
-        if not patch:
+        """``patch`` (a JSON merge patch of ``status``) was handed to kopf for ``uid``; it comes
+        after any patch still pending (the caller worked from :meth:`current`)."""
+        mine = {key: value for key, value in patch.items() if key not in self.shared}
+        if not mine:
             return
         with self._lock:
-            self._patches[uid] = (dict(patch), self._clock())
+            earlier = self._patches.get(uid)
+            combined = _composed(earlier[0], mine) if earlier is not None else mine
+            self._patches[uid] = (combined, self._clock())
 
     def current(self, uid: str, status: Mapping[str, Any] | None) -> Mapping[str, Any]:
         """``status`` as it will be once the pending patch lands (``status`` itself if none is)."""
@@ -65,3 +76,15 @@ class PendingStatus:
     def __len__(self) -> int:
         with self._lock:
             return len(self._patches)
+
+
+def _composed(first: Mapping[str, Any], then: Mapping[str, Any]) -> dict[str, Any]:
+    """One JSON merge patch with the effect of ``first`` followed by ``then``."""
+    combined = dict(first)
+    for key, value in then.items():
+        earlier = combined.get(key)
+        if isinstance(value, Mapping) and isinstance(earlier, Mapping):
+            combined[key] = _composed(earlier, value)
+        else:
+            combined[key] = value
+    return combined
