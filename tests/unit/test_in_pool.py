@@ -4,8 +4,9 @@ its call that is still queued (it never ran, so nothing of it can land later).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
@@ -47,27 +48,37 @@ def test_a_cancelled_call_that_is_running_is_waited_for(memo: SimpleNamespace) -
     asyncio.run(scenario())
 
 
-def test_a_cancelled_call_still_queued_never_runs(memo: SimpleNamespace) -> None:
-    """One worker, busy: the second call waits in the queue; cancelling its handler drops it at
-    once instead of waiting for a thread to run it (a stopping operator with 9,000 queued resyncs
-    ran every one of them before it exited)."""
+@contextlib.asynccontextmanager
+async def the_only_worker_busy(memo: SimpleNamespace) -> AsyncIterator[None]:
+    """The pool's one thread runs something until the block ends: a call made inside it queues."""
     started, release = threading.Event(), threading.Event()
-    ran: list[str] = []
 
     def busy() -> None:
         started.set()
         release.wait(10)
 
-    async def scenario() -> None:
-        blocker = asyncio.create_task(run_in_pool(memo, busy))
-        await asyncio.to_thread(started.wait, 10)
-        queued = asyncio.create_task(run_in_pool(memo, lambda: ran.append("queued")))
-        await asyncio.sleep(0.05)
-        queued.cancel()
-        await asyncio.wait({queued}, timeout=2)
-        dropped = queued.done()
+    blocker = asyncio.create_task(run_in_pool(memo, busy))
+    await asyncio.to_thread(started.wait, 10)
+    try:
+        yield
+    finally:
         release.set()
         await blocker
+
+
+def test_a_cancelled_call_still_queued_never_runs(memo: SimpleNamespace) -> None:
+    """One worker, busy: the second call waits in the queue; cancelling its handler drops it at
+    once instead of waiting for a thread to run it (a stopping operator with 9,000 queued resyncs
+    ran every one of them before it exited)."""
+    ran: list[str] = []
+
+    async def scenario() -> None:
+        async with the_only_worker_busy(memo):
+            queued = asyncio.create_task(run_in_pool(memo, lambda: ran.append("queued")))
+            await asyncio.sleep(0.05)
+            queued.cancel()
+            await asyncio.wait({queued}, timeout=2)
+            dropped = queued.done()
         await asyncio.wait({queued}, timeout=2)
         assert dropped and queued.cancelled(), "the queued call ended with its handler"
 
@@ -87,28 +98,19 @@ class Stopped:
 
 
 def test_a_stopped_timers_queued_call_is_dropped_and_gives_none(memo: SimpleNamespace) -> None:
-    started, release = threading.Event(), threading.Event()
     ran: list[str] = []
 
-    def busy() -> None:
-        started.set()
-        release.wait(10)
+    def resync() -> int:
+        ran.append("resync")
+        return 1
 
     async def scenario() -> None:
-        blocker = asyncio.create_task(run_in_pool(memo, busy))
-        await asyncio.to_thread(started.wait, 10)
-        stopped = Stopped()
-
-        def resync() -> int:
-            ran.append("resync")
-            return 1
-
-        timer = asyncio.create_task(run_in_pool_unless_stopped(memo, stopped, resync))
-        await asyncio.sleep(0.05)
-        stopped.event.set()
-        assert await asyncio.wait_for(timer, timeout=2) is None
-        release.set()
-        await blocker
+        async with the_only_worker_busy(memo):
+            stopped = Stopped()
+            timer = asyncio.create_task(run_in_pool_unless_stopped(memo, stopped, resync))
+            await asyncio.sleep(0.05)
+            stopped.event.set()
+            assert await asyncio.wait_for(timer, timeout=2) is None
 
     asyncio.run(scenario())
     memo.executor.shutdown(wait=True)
