@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY
 
 from kafka_zk_operator.handlers import in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
+from kafka_zk_operator.service import topics
 
 UID = "quiet-1"
 KEY = ("key",)
@@ -112,3 +113,24 @@ def test_an_unknown_zxid_falls_back_to_the_stamps(store: Any) -> None:
 def test_a_changed_status_is_not_settled_by_a_quiet_zookeeper(store: Any) -> None:
     _resync(status={"x": 1})
     assert store.reconciles == ["full"]
+
+
+def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaders moved: the full read patches the live fields (which pending_status leaves out to
+    the health reporter); the record holds the status with that patch, so the next resync of the
+    unchanged topic ends without a read."""
+    store.zxid, store.stamp_answer = 110, ((11, 0), (3, 7))
+    store.topic_read_paths = lambda topic, partitions: PATHS
+    changes = {"partitionStates": [{"partition": 0, "leader": 2, "isr": [2]}], "lastSyncTime": "t1"}
+
+    async def read_only_reconcile(*args: Any, **kwargs: Any) -> Any:
+        return topics.TopicResult(status={}, observed_partitions=1), changes
+
+    monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", read_only_reconcile)
+    _resync()
+    record = kafkatopic._last_reads.get(UID)
+    assert record is not None and record.zxid == 110 and record.stamps == ((11, 0), (3, 7))
+    assert record.status_digest == unchanged.status_digest(changes)
+    probes = store.probes
+    _resync(status=dict(changes))  # the patch landed; ZooKeeper quiet since
+    assert store.probes == probes, "ended on the zxid, no probe and no read"

@@ -325,12 +325,13 @@ async def kafkatopic_resync(
     if reconciled is None or not _read_only(reconciled[0]) or store is None or paths is None or before is None:
         _last_reads.forget(uid)
         return
-    result = reconciled[0]
+    result, changes = reconciled
     observed = result.observed_partitions or 0
     if not unchanged.probed(observed) or paths != store.topic_read_paths(resource.topic_name, observed):
         _last_reads.forget(uid)  # it read other partitions than were probed: next time
         return
-    after = _pending.current(uid, body.get("status"))  # with this reconcile's patch, if it made one
+    # The status once this reconcile's patch lands (pending_status leaves out the live fields).
+    after = unchanged.merge_patched(_pending.current(uid, body.get("status")), changes)
     last_read = unchanged.LastRead(
         key=key,
         paths=paths,
