@@ -64,10 +64,11 @@ class PendingStatus:
             if entry is None:
                 return seen
             patch, recorded = entry
-            if self._clock() - recorded >= self.ttl_s or merge_patched(seen, patch) == dict(seen):
+            patched = merge_patched(seen, patch)
+            if self._clock() - recorded >= self.ttl_s or patched == dict(seen):
                 del self._patches[uid]  # seen back (or never coming): the status is the truth
                 return seen
-        return merge_patched(seen, patch)
+        return patched
 
     def forget(self, uid: str) -> None:
         with self._lock:

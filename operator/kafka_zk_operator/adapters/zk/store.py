@@ -117,10 +117,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
     async def recent_zxid(self) -> int | None:
         """ZooKeeper's last applied transaction id, asked at most once a second for all callers
         (``stat_probe.RecentZxid``); ``None`` when it did not answer."""
-        recent: stat_probe.RecentZxid | None = getattr(self, "_recent_zxid", None)
-        if recent is None:
-            recent = self._recent_zxid = stat_probe.RecentZxid(self.client)
-        return await recent.get()
+        return await self._recent_zxid.get()
 
     def topic_znode_version(self) -> int:
         """The topic-znode version this cluster's own writers use (mirror it on create).

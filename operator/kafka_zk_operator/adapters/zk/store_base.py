@@ -18,7 +18,7 @@ from kazoo.protocol.serialization import Transaction
 from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
-from kafka_zk_operator.adapters.zk import watches, znodes_brokers, znodes_cluster
+from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_brokers, znodes_cluster
 from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 
@@ -88,6 +88,8 @@ class StoreBase:
         #: With leader election: raises ``LeadershipLost`` once this replica may no longer write;
         #: called before a transaction is built and again right before it is sent.
         self.leadership_guard: Callable[[], None] | None = None
+        #: ZooKeeper's last transaction id for the resyncs, asked once a second for all of them.
+        self._recent_zxid = stat_probe.RecentZxid(client)
         #: Called when a transaction failed on the fence (another replica claimed it).
         self.on_fenced: Callable[[str], None] | None = None
 
