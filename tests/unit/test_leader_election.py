@@ -21,6 +21,7 @@ from kafka_zk_operator.domain.leader_lease import (
     transitions_after,
 )
 from kafka_zk_operator.runtime.leadership import LeaderElector
+from tests.unit.clock_support import ManualClock
 
 TIMINGS = LeaseTimings(duration_s=10, renew_deadline_s=7, retry_s=2)
 
@@ -123,20 +124,13 @@ class FakeLeases:
         return self.record
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
 
-    def __call__(self) -> float:
-        return self.now
-
-
-def _elector(leases: FakeLeases, identity: str, clock: Clock) -> LeaderElector:
+def _elector(leases: FakeLeases, identity: str, clock: ManualClock) -> LeaderElector:
     return LeaderElector(leases, identity, TIMINGS, clock=clock)  # type: ignore[arg-type]
 
 
 def test_first_replica_creates_the_lease_and_leads() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a = _elector(leases, "a", clock)
     assert a.try_once()
     assert a.leading()
@@ -145,7 +139,7 @@ def test_first_replica_creates_the_lease_and_leads() -> None:
 
 
 def test_standby_waits_while_the_leader_renews_and_takes_over_after_it_stops() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
     assert a.try_once()
     for _ in range(10):  # a renews every 2 s: b never takes over
@@ -165,7 +159,7 @@ def test_standby_waits_while_the_leader_renews_and_takes_over_after_it_stops() -
 
 
 def test_the_leader_stops_leading_when_it_cannot_renew_within_the_deadline() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a = _elector(leases, "a", clock)
     assert a.try_once()
     leases.unreachable = True
@@ -181,7 +175,7 @@ def test_the_leader_stops_leading_when_it_cannot_renew_within_the_deadline() -> 
 def test_a_paused_leader_is_refused_on_resume_before_anything_else_runs() -> None:
     """SIGSTOP for longer than the lease: b took over; a's first write after resuming is refused
     by its own clock, whatever its renewal thread has done yet; and lost stays lost."""
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
     lost: list[str] = []
     assert a.try_once()
@@ -201,7 +195,7 @@ def test_a_paused_leader_is_refused_on_resume_before_anything_else_runs() -> Non
 def test_the_leader_renews_with_one_write_on_the_version_it_wrote_last() -> None:
     """client-go's fast path: a renewal is one request, not a read and a write (under load each
     request to the API server counts against the renew deadline)."""
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a = _elector(leases, "a", clock)
     assert a.try_once()
     reads, writes = leases.reads, leases.writes
@@ -213,7 +207,7 @@ def test_the_leader_renews_with_one_write_on_the_version_it_wrote_last() -> None
 
 
 def test_a_renewal_that_finds_the_lease_changed_reads_it_and_sees_the_new_holder() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
     assert a.try_once()
     b.try_once()
@@ -231,7 +225,7 @@ def test_one_request_may_not_use_up_the_renew_deadline() -> None:
 
 
 def test_a_lost_race_for_the_lease_is_not_leadership() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
     assert a.try_once()
     stale = leases.record
@@ -242,7 +236,7 @@ def test_a_lost_race_for_the_lease_is_not_leadership() -> None:
 
 
 def test_stepping_down_releases_the_lease_for_the_standby_at_once() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     a, b = _elector(leases, "a", clock), _elector(leases, "b", clock)
     assert a.try_once()
     assert not b.try_once()
@@ -253,7 +247,7 @@ def test_stepping_down_releases_the_lease_for_the_standby_at_once() -> None:
 
 
 def test_an_unreachable_api_server_keeps_the_standby_waiting() -> None:
-    leases, clock = FakeLeases(), Clock()
+    leases, clock = FakeLeases(), ManualClock(1000.0)
     b = _elector(leases, "b", clock)
     leases.unreachable = True
     with pytest.raises(KubernetesApiError):

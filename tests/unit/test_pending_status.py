@@ -15,16 +15,10 @@ import pytest
 from kafka_zk_operator.handlers import kafkatopic
 from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.service import topics
+from tests.unit.clock_support import ManualClock
 
 CREATED = {"appliedConfig": [], "observedGeneration": 1, "conditions": [{"type": "Ready", "reason": "Created"}]}
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_status_without_the_pending_patch_is_seen_with_it() -> None:
@@ -74,7 +68,7 @@ def test_a_second_patch_before_the_first_landed_keeps_both() -> None:
 
 
 def test_a_patch_never_seen_stops_standing_in_after_the_ttl() -> None:
-    clock = Clock()
+    clock = ManualClock()
     pending = PendingStatus(ttl_s=600, clock=clock)
     pending.record("u1", CREATED)
     clock.now += 599

@@ -6,22 +6,15 @@ from __future__ import annotations
 import itertools
 
 from kafka_zk_operator.runtime.resync_gate import ResyncGate
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.unit.clock_support import ManualClock
 
 
 def test_a_resource_never_reconciled_is_due() -> None:
-    assert ResyncGate(60, clock=Clock()).due("uid-1")
+    assert ResyncGate(60, clock=ManualClock()).due("uid-1")
 
 
 def test_a_resync_right_after_another_reconcile_is_skipped_until_half_a_period_has_passed() -> None:
-    clock = Clock()
+    clock = ManualClock()
     gate = ResyncGate(60, clock=clock)
     gate.reconciled("uid-1")
     clock.now += 29.9
@@ -32,7 +25,7 @@ def test_a_resync_right_after_another_reconcile_is_skipped_until_half_a_period_h
 
 
 def test_a_forgotten_resource_holds_no_memory_and_is_due_again() -> None:
-    clock = Clock()
+    clock = ManualClock()
     gate = ResyncGate(60, clock=clock)
     gate.reconciled("uid-1")
     gate.forget("uid-1")
