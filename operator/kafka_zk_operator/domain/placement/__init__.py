@@ -52,6 +52,7 @@ from kafka_zk_operator.domain.placement.arrays import EMPTY, ClusterArrays, buil
 from kafka_zk_operator.domain.placement.newparts import NewPartitions, NewPlacement, place_new_partitions
 from kafka_zk_operator.domain.placement.planner import (
     EXACT_LIMIT,
+    Balance,
     BrokerStage,
     DataMovement,
     Plan,
@@ -65,6 +66,7 @@ from kafka_zk_operator.domain.placement.report import BrokerLine, PlanReport, Sk
 __all__ = [
     "EMPTY",
     "EXACT_LIMIT",
+    "Balance",
     "BrokerLine",
     "BrokerStage",
     "ClusterArrays",

@@ -10,6 +10,7 @@ import numpy as np
 
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray
+from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.report import PlanReport
 from kafka_zk_operator.domain.placement.targets import Targets
 
@@ -30,6 +31,18 @@ class DataMovement(enum.StrEnum):
     PROPORTIONAL = "proportional"
 
 
+class Balance(enum.StrEnum):
+    """What a plan evens out across brokers.
+
+    ``replicas``: replica counts within ±1 with the fewest moves (M_LB); sizes only choose which
+    replicas move. ``bytes``: bytes per broker within ``byte_tolerance`` of the target with few
+    bytes copied; replica counts are a secondary aim (``placement.byte_balance``).
+    """
+
+    REPLICAS = "replicas"
+    BYTES = "bytes"
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """Parameters of a plan.
@@ -45,6 +58,9 @@ class PlanRequest:
     :ivar exact_limit: movable partitions x eligible brokers up to which the exact min-cost flow
         runs when M_LB is missed (0 disables it).
     :ivar data_movement: which replicas to prefer moving (:class:`DataMovement`).
+    :ivar balance: what the plan evens out (:class:`Balance`).
+    :ivar byte_tolerance: with ``balance=bytes``, how far (a fraction of the mean bytes per
+        broker) a broker may end from its byte target.
     """
 
     mode: Mode
@@ -57,6 +73,8 @@ class PlanRequest:
     n_groups: int | None = None
     exact_limit: int = EXACT_LIMIT
     data_movement: DataMovement = DataMovement.MINIMAL
+    balance: Balance = Balance.REPLICAS
+    byte_tolerance: float = DEFAULT_BYTE_TOLERANCE
 
 
 @dataclass(frozen=True, eq=False)

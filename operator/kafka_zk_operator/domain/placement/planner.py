@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray, loads
+from kafka_zk_operator.domain.placement.byte_stage import ByteStage, byte_excess_in_replicas, byte_stage
 from kafka_zk_operator.domain.placement.exact import exact_placement
 from kafka_zk_operator.domain.placement.keys import (
     default_group_count,
@@ -37,6 +38,7 @@ from kafka_zk_operator.domain.placement.keys import (
 )
 from kafka_zk_operator.domain.placement.leaders import balance_leaders
 from kafka_zk_operator.domain.placement.plan_types import EXACT_LIMIT as EXACT_LIMIT
+from kafka_zk_operator.domain.placement.plan_types import Balance as Balance
 from kafka_zk_operator.domain.placement.plan_types import DataMovement as DataMovement
 from kafka_zk_operator.domain.placement.plan_types import Plan as Plan
 from kafka_zk_operator.domain.placement.plan_types import PlanRequest as PlanRequest
@@ -146,6 +148,8 @@ def broker_stage(
     excess0 = np.where(eligible, load0 - prelim.target, load0 + (1 << 30))
     rep = cluster.replicas
     rf_now = cluster.replication_factors()
+    if request.balance is Balance.BYTES:  # drop and free where the bytes are, in replica units
+        excess0 = np.where(eligible, byte_excess_in_replicas(cluster, setup.rf_new, eligible), excess0)
     rf_goal = np.where(movable, setup.rf_new, rf_now)
     dropped = 0
     if bool(np.any(rf_goal < rf_now)):
@@ -178,13 +182,17 @@ def broker_stage(
         raise AssertionError("plan: excess and deficit disagree")
 
     say("transport", 0.1)
-    crossing, needs = _crossing(rep, movable, excess, deficit, ctx)
-    flows = broker_flows(
-        excess=excess, deficit=deficit, rack_ext=ctx.rack_ext, n_racks=k, crossing=crossing, needs=needs
-    )
     n_groups = request.n_groups or default_group_count(cluster.n_partitions)
     group = group_of(topic_crc, cluster.partition_of, n_groups)
-    quotas = group_quotas(flows, _movable_per_group(rep, movable, group, n_groups, n + 1), ctx.rack_ext)
+    if request.balance is Balance.BYTES:  # the byte stage of finish_plan moves every replica
+        none = np.zeros(0, dtype=np.int64)
+        quotas = GroupQuotas(none, none, none, none, n_groups)
+    else:
+        crossing, needs = _crossing(rep, movable, excess, deficit, ctx)
+        flows = broker_flows(
+            excess=excess, deficit=deficit, rack_ext=ctx.rack_ext, n_racks=k, crossing=crossing, needs=needs
+        )
+        quotas = group_quotas(flows, _movable_per_group(rep, movable, group, n_groups, n + 1), ctx.rack_ext)
     return BrokerStage(
         **{f.name: getattr(setup, f.name) for f in dataclasses.fields(Setup)},
         cluster=cluster,
@@ -227,7 +235,12 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
     exact_moves: int | None = None
     unresolved, two_hop = fixed.unresolved, fixed.two_hop
     n_mov = int(movable.sum())
-    if (moves > m_lb or unresolved) and 0 < n_mov * int(eligible.sum()) <= request.exact_limit:
+    by_bytes: ByteStage | None = None
+    if request.balance is Balance.BYTES:
+        say("bytes", 0.75)
+        by_bytes = byte_stage(cluster, request, stage, after, count_target=stage.targets.target)
+        after = by_bytes.replicas
+    elif (moves > m_lb or unresolved) and 0 < n_mov * int(eligible.sum()) <= request.exact_limit:
         say("exact", 0.75)
         rows = np.flatnonzero(movable)
         res = exact_placement(
@@ -276,6 +289,8 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
         for s in targets.skewed
     )
     notes = _notes(request, unresolved, two_hop, lead.unresolved, skewed)
+    if by_bytes is not None:
+        notes = (*notes, *by_bytes.notes)
     report = build_report(
         mode=request.mode.cli_name,
         cluster=cluster,
@@ -296,6 +311,8 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
         replica_band=(targets.lo, targets.hi),
         skewed=skewed,
         notes=notes,
+        balance=str(request.balance),
+        bytes_lower_bound=None if by_bytes is None else by_bytes.lower_bound(after),
     )
     say("done", 1.0)
     return Plan(cluster, after, report, targets, eligible, movable)
@@ -399,6 +416,7 @@ def _movable_per_group(
 
 __all__ = [
     "EXACT_LIMIT",
+    "Balance",
     "BrokerStage",
     "GroupQuotas",
     "Plan",

@@ -90,6 +90,27 @@ class PlanReport:
     brokers: tuple[BrokerLine, ...]
     notes: tuple[str, ...] = field(default=())
     warnings: tuple[str, ...] = field(default=())
+    balance: str = "replicas"
+    bytes_lower_bound: int | None = None
+
+    @property
+    def bytes_over_bound(self) -> float | None:
+        """``bytes_moved / bytes_lower_bound`` for byte-balanced plans (1.0 when both are 0, infinite
+        when only the bound is)."""
+        if self.bytes_lower_bound is None:
+            return None
+        if self.bytes_lower_bound == 0:
+            return 1.0 if self.bytes_moved == 0 else float("inf")
+        return self.bytes_moved / self.bytes_lower_bound
+
+    def byte_spread(self, after: bool = True) -> tuple[int, int, float]:
+        """(min, max, mean) bytes per broker, over the brokers that hold replicas before or after the
+        plan (``idle`` ones left out), and after the plan without the removed ones."""
+        lines = [b for b in self.brokers if b.role != "idle" and not (after and b.role == "removed")]
+        if not lines:
+            return (0, 0, 0.0)
+        vals = [b.bytes_after if after else b.bytes_before for b in lines]
+        return (min(vals), max(vals), sum(vals) / len(vals))
 
     @property
     def moves_over_bound(self) -> float:
@@ -156,6 +177,8 @@ def build_report(
     replica_band: tuple[IntArray, IntArray],
     skewed: tuple[SkewedRack, ...],
     notes: tuple[str, ...],
+    balance: str = "replicas",
+    bytes_lower_bound: int | None = None,
 ) -> PlanReport:
     """Recompute every figure from ``cluster.replicas`` (before) and ``after``."""
     n = cluster.n_brokers
@@ -240,6 +263,8 @@ def build_report(
         skewed_racks=skewed,
         brokers=tuple(lines),
         notes=notes,
+        balance=balance,
+        bytes_lower_bound=bytes_lower_bound,
     )
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement.arrays import BoolArray, ClusterArrays, IntArray, loads
-from kafka_zk_operator.domain.placement.plan_types import PlanRequest
+from kafka_zk_operator.domain.placement.plan_types import Balance, PlanRequest
 from kafka_zk_operator.domain.placement.state import BrokerContext
 
 
@@ -38,6 +38,19 @@ def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
         raise errors.InvalidSpec(f"invalid {what} regular expression {pattern!r}: {exc}") from None
 
 
+def _check_byte_balance(cluster: ClusterArrays, request: PlanRequest) -> None:
+    if not 0.0 < request.byte_tolerance <= 0.5:
+        raise errors.InvalidSpec(
+            f"byte tolerance must be above 0 and at most 0.5 (a fraction of the mean bytes per broker; "
+            f"got {request.byte_tolerance})"
+        )
+    if request.balance is Balance.BYTES and not cluster.sizes.any():
+        raise errors.InvalidSpec(
+            "balance bytes needs partition sizes, and this snapshot has none "
+            "(kzo snapshot --sizes-from-bootstrap HOST:PORT adds them)"
+        )
+
+
 def make_setup(cluster: ClusterArrays, request: PlanRequest) -> Setup:
     """Check ``request`` against ``cluster`` and derive the :class:`Setup` of the plan.
 
@@ -48,6 +61,7 @@ def make_setup(cluster: ClusterArrays, request: PlanRequest) -> Setup:
         raise errors.InvalidSpec("the cluster has no brokers")
     if request.tolerance < 0:
         raise errors.InvalidSpec(f"tolerance must be >= 0 (got {request.tolerance})")
+    _check_byte_balance(cluster, request)
     load0 = loads(cluster.replicas, n)[:n]
     listed = [cluster.broker_index(b) for b in request.brokers]
     if len(set(listed)) != len(listed):

@@ -1,0 +1,140 @@
+"""The byte stage of a ``balance=bytes`` plan: byte targets, the greedy moves, and what to report.
+
+Runs on the driver in :func:`~kafka_zk_operator.domain.placement.planner.finish_plan` (the broker
+stage leaves every replica in place when bytes are balanced), so the Spark job and the core make
+the same plan. Figures are exact integer sums; the notes say which brokers the plan could not bring
+into their band and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kafka_zk_operator.domain.byte_sizes import format_size
+from kafka_zk_operator.domain.placement.arrays import BoolArray, ClusterArrays, IntArray
+from kafka_zk_operator.domain.placement.byte_balance import (
+    ByteTargets,
+    balance_bytes,
+    byte_targets,
+    bytes_lower_bound,
+    bytes_per_broker,
+)
+from kafka_zk_operator.domain.placement.plan_types import PlanRequest
+from kafka_zk_operator.domain.placement.setup import Setup
+
+
+@dataclass(frozen=True, eq=False)
+class ByteStage:
+    """The replicas after the byte moves, what the lower bound needs (bytes per broker in the
+    cluster as it is, the targets, bytes of replicas added and dropped), and the report's notes."""
+
+    replicas: IntArray
+    start_bytes: IntArray
+    targets: ByteTargets
+    eligible: BoolArray
+    sizes: IntArray
+    placed: int
+    dropped: int
+    notes: tuple[str, ...]
+
+    def lower_bound(self, after: IntArray) -> int:
+        """:func:`byte_balance.bytes_lower_bound` for the final matrix ``after``."""
+        n = len(self.eligible)
+        return bytes_lower_bound(
+            self.start_bytes,
+            bytes_per_broker(after, self.sizes, n + 1)[:n],
+            target=self.targets.target,
+            eligible=self.eligible,
+            placed=self.placed,
+            dropped=self.dropped,
+        )
+
+
+def byte_stage(
+    cluster: ClusterArrays,
+    request: PlanRequest,
+    stage: Setup,
+    replicas: IntArray,
+    *,
+    count_target: IntArray,
+) -> ByteStage:
+    """Balance bytes on ``replicas`` (the rows after the pre-steps; nothing moved yet)."""
+    sizes = cluster.sizes
+    targets = byte_targets(
+        replicas,
+        sizes=sizes,
+        movable=stage.movable,
+        rf_new=stage.rf_new,
+        ctx=stage.ctx,
+        tolerance=request.byte_tolerance,
+    )
+    result = balance_bytes(
+        replicas,
+        sizes=sizes,
+        movable=stage.movable,
+        ctx=stage.ctx,
+        targets=targets,
+        count_target=count_target,
+    )
+    n = cluster.n_brokers
+    start = bytes_per_broker(cluster.replicas, sizes, n + 1)[:n]
+    change = np.where(stage.movable, stage.rf_new - cluster.replication_factors(), 0)
+    placed = int((sizes * np.maximum(0, change)).sum())
+    dropped = int((sizes * np.maximum(0, -change)).sum())
+    notes = _notes(cluster, targets, result.givers_left, result.takers_left, stage.movable)
+    return ByteStage(result.replicas, start, targets, stage.eligible, sizes, placed, dropped, notes)
+
+
+def byte_excess_in_replicas(cluster: ClusterArrays, rf_new: IntArray, eligible: BoolArray) -> IntArray:
+    """``(N,)`` bytes each broker holds above the mean of the eligible brokers (after the new
+    replication factors), in replicas of average size: what the replication-factor pre-steps read
+    as a broker's excess, so a ``balance=bytes`` plan drops replicas where the bytes are."""
+    n = cluster.n_brokers
+    held = bytes_per_broker(cluster.replicas, cluster.sizes, n + 1)[:n].astype(np.float64)
+    total = float((cluster.sizes.astype(np.float64) * rf_new).sum())
+    replicas = max(1, int(rf_new.sum()))
+    mean = total / max(1, int(eligible.sum()))
+    average_size = max(1.0, total / replicas)
+    out: IntArray = np.round((held - mean) / average_size).astype(np.int64)
+    return out
+
+
+def _notes(
+    cluster: ClusterArrays, targets: ByteTargets, givers: IntArray, takers: IntArray, movable: BoolArray
+) -> tuple[str, ...]:
+    notes = [
+        f"bytes per broker balanced to within ±{format_size(int(targets.band))} of each broker's target "
+        f"(mean {format_size(int(targets.mean))})"
+    ]
+    ids = cluster.broker_ids
+    if targets.pinned.any():
+        top = float(targets.target.max())
+        notes.append(
+            f"broker(s) {_ids(ids[np.flatnonzero(targets.pinned)])} cannot come down to the mean: the rack "
+            f"limits of their partitions, or replicas of topics that may not move, keep them at up to "
+            f"{format_size(int(top))} ({top / targets.mean:.1%} of the mean) whatever the plan does"
+        )
+    real_givers = givers[givers < cluster.n_brokers]
+    if len(real_givers):
+        largest = int(cluster.sizes[movable].max()) if movable.any() else 0
+        notes.append(
+            f"broker(s) {_ids(ids[real_givers])} stay above their byte band: no replica they still hold "
+            f"fits a broker with room under the rack rules (the largest movable partition is "
+            f"{format_size(largest)})"
+        )
+    if len(givers) > len(real_givers):
+        notes.append("some replicas to be placed found no broker with room under the rack rules")
+    if len(takers):
+        notes.append(
+            f"broker(s) {_ids(ids[takers])} stay below their byte band: no broker with bytes to spare holds a "
+            "replica they may take under the rack rules"
+        )
+    return tuple(notes)
+
+
+def _ids(values: IntArray) -> str:
+    shown = [str(int(v)) for v in values[:10]]
+    more = f" and {len(values) - 10} more" if len(values) > 10 else ""
+    return ", ".join(shown) + more
