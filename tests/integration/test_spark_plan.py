@@ -6,7 +6,7 @@ the shuffle and the reassembly on the driver are really exercised.
 
 * Identical plans: for seeded synthetic clusters and every mode (add-brokers spread and into one
   rack, remove-brokers, rebalance with and without tolerance / topic selection, replication
-  factor up and down, no racks, unequal racks, the default group count), the Spark job's replica
+  factor up and down, no racks, unequal racks, the default group count, byte balance), the Spark job's replica
   matrix, Kafka reassignment JSON and report equal the core's ``plan()``.
 * Determinism: two Spark runs, and runs with 1 vs 7 shuffle partitions, give byte-equal result
   documents.
@@ -34,6 +34,7 @@ from kafka_zk_operator.domain import plan_document
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import (
+    Balance,
     ClusterArrays,
     DataMovement,
     Plan,
@@ -127,6 +128,19 @@ def _cases() -> dict[str, tuple[ClusterArrays, PlanRequest]]:
 
 CASES = _cases()
 
+#: ``balance=bytes``: the broker stage leaves every replica where it is (no quota, no group) and
+#: the byte stage runs on the driver in ``finish_plan``, so both engines run the same code on it.
+BYTE_CASES: dict[str, tuple[ClusterArrays, PlanRequest]] = {
+    "add-spread-bytes": (
+        _base(1).with_brokers(make_brokers(3, 3, first_id=90)),
+        PlanRequest(Mode.ADD_BROKERS, brokers=(90, 91, 92), n_groups=5, balance=Balance.BYTES),
+    ),
+    "rebalance-bytes": (
+        _base(5, "kafka"),
+        PlanRequest(Mode.REBALANCE, n_groups=5, seed=3, balance=Balance.BYTES, byte_tolerance=0.05),
+    ),
+}
+
 
 def assert_same_plan(core: Plan, other: Plan) -> None:
     assert other.replicas.shape == core.replicas.shape
@@ -210,6 +224,15 @@ def _snapshot_file(tmp_path: Path, cluster: ClusterArrays) -> Path:
     return path
 
 
+@pytest.mark.parametrize("name", sorted(BYTE_CASES))
+def test_byte_balanced_plans_are_the_cores(spark: Any, name: str) -> None:
+    cluster, request = BYTE_CASES[name]
+    assert broker_stage(cluster, request).quotas.total == 0
+    result = run_plan(spark, cluster, request)
+    assert_same_plan(plan(cluster, request), result)
+    assert result.report.bytes_lower_bound is not None and result.report.balance == "bytes"
+
+
 def test_job_command_line_writes_what_kzo_plan_writes(tmp_path: Path) -> None:
     """``python -m kafka_zk_operator.spark.job`` in its own process (own JVM), as spark-submit runs it."""
     cluster, _ = CASES["remove-two"]
@@ -260,6 +283,26 @@ def test_kzo_plan_engine_spark_matches_engine_local(
         assert "M_LB" in capsys.readouterr().out
     assert outputs["spark"] == outputs["local"]
     assert json.loads(outputs["spark"])["partitions"]
+
+
+def test_kzo_plan_balance_bytes_engine_spark_matches_engine_local(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster, _ = BYTE_CASES["rebalance-bytes"]
+    snapshot = _snapshot_file(tmp_path, cluster)
+    outputs = {}
+    for engine in ("local", "spark"):
+        out, report = tmp_path / f"{engine}.json", tmp_path / f"{engine}-report.json"
+        code = cli_main.main(
+            ["plan", "--snapshot", str(snapshot), "--mode", "rebalance", "--engine", engine,
+             "--spark-master", "local[2]", "--balance", "bytes", "--byte-tolerance", "0.05",
+             "-o", str(out), "--report", str(report)]
+        )  # fmt: skip
+        assert code == 0
+        outputs[engine] = (out.read_text(), json.loads(report.read_text()))
+        assert "byte balance:" in capsys.readouterr().out
+    assert outputs["spark"] == outputs["local"]
+    assert outputs["spark"][1]["balance"] == "bytes" and json.loads(outputs["spark"][0])["partitions"]
 
 
 def test_down_brokers_are_refused_by_engine_spark_as_by_engine_local(

@@ -11,7 +11,7 @@ import pytest
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Plan, PlanRequest, plan
+from kafka_zk_operator.domain.placement import Balance, ClusterArrays, DataMovement, Plan, PlanRequest, plan
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 
@@ -151,6 +151,8 @@ def test_another_cluster_is_refused() -> None:
         ({"mode": "rebalance", "tolerance": True}, "integer"),
         ({"brokers": [1]}, "mode"),
         ({"mode": "rebalance", "data_movement": "largest"}, "largest"),
+        ({"mode": "rebalance", "balance": "disks"}, "disks"),
+        ({"mode": "rebalance", "byte_tolerance": "5%"}, "number"),
     ],
 )
 def test_bad_requests_are_refused(data: dict[str, Any], message: str) -> None:
@@ -195,3 +197,18 @@ def test_the_data_movement_preference_survives_the_round_trip() -> None:
     back = plan_document.request_from_dict(data)
     assert back == request and back.data_movement is DataMovement.PROPORTIONAL
     assert plan_document.request_from_dict({"mode": "rebalance"}).data_movement is DataMovement.MINIMAL
+
+
+def test_the_balance_choice_and_a_byte_report_survive_the_round_trip() -> None:
+    request = PlanRequest(Mode.REBALANCE, balance=Balance.BYTES, byte_tolerance=0.05)
+    data = json.loads(json.dumps(plan_document.request_to_dict(request)))
+    assert data["balance"] == "bytes" and data["byte_tolerance"] == 0.05
+    assert plan_document.request_from_dict(data) == request
+    assert plan_document.request_from_dict({"mode": "rebalance"}).balance is Balance.REPLICAS
+    cluster = synthetic_cluster(9, 3, 300, seed=5, layout="kafka")
+    result = plan(cluster, request)
+    assert result.report.bytes_lower_bound is not None
+    doc = json.loads(plan_document.dump(plan_document.plan_document(result, request=request, input_sha256="0" * 64)))
+    restored = plan_document.read_plan_document(doc, cluster)
+    assert restored.report == result.report
+    assert plan_document.plan_differences(result, restored) == []

@@ -47,8 +47,10 @@ from kafka_zk_operator.domain.placement import (
     PlanRequest,
     plan,
 )
+from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
+from kafka_zk_operator.domain.placement.plan_types import Balance
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 _MAX_ID = 2**31 - 1
@@ -122,6 +124,23 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument(
+        "--balance",
+        choices=[b.value for b in Balance],
+        default=Balance.REPLICAS.value,
+        help=(
+            "what to even out: replicas = replica counts within ±1 with the fewest moves; bytes = data "
+            "per broker within --byte-tolerance of its target with few bytes copied (needs sizes)"
+        ),
+    )
+    parser.add_argument(
+        "--byte-tolerance",
+        type=_byte_tolerance,
+        default=DEFAULT_BYTE_TOLERANCE,
+        metavar="FRACTION",
+        help=f"with --balance bytes: how far a broker may end from its target, as a fraction of the mean "
+        f"bytes per broker (default {DEFAULT_BYTE_TOLERANCE})",
+    )
+    parser.add_argument(
         "--broker-capacity",
         type=_broker_capacity,
         metavar="SIZE|ID=SIZE,...",
@@ -166,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             seed=args.seed,
             data_movement=DataMovement(args.data_movement),
+            balance=Balance(args.balance),
+            byte_tolerance=args.byte_tolerance,
         )
         started = time.perf_counter()
         result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
@@ -300,6 +321,18 @@ def _non_negative(text: str) -> int:
             f"expected a non-negative integer up to {_MAX_TOLERANCE:,}, got {text!r}"
         )
     return int(text)
+
+
+def _byte_tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 0.5:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction of the mean bytes per broker above 0 and at most 0.5 (e.g. 0.02), got {text!r}"
+        )
+    return value
 
 
 def _replication_factor(text: str) -> int:

@@ -36,20 +36,29 @@ def _headline(report: PlanReport, elapsed: float | None) -> list[str]:
     ratio = f"{report.moves_over_bound:.3f}" if report.m_lb else "-"
     optimal = "yes" if report.optimal else "no"
     moved = format_size(report.bytes_moved) if report.sizes_known else "unknown (the snapshot has no sizes)"
+    by_bytes = report.bytes_lower_bound is not None
+    optimality = (
+        "not the objective with --balance bytes"
+        if by_bytes
+        else f"provably optimal: {optimal} ({report.optimality})"
+    )
+    balanced = "yes" if report.balanced else ("no" if by_bytes else "NO")
     lines = [
         f"mode: {report.mode}   partitions: {report.partitions} ({report.partitions_selected} selected, "
         f"{report.partitions_changed} changed)"
         + (f"   planned in {elapsed:.2f} s" if elapsed is not None else ""),
-        f"replica moves:    {report.moves}   M_LB: {report.m_lb}   moves/M_LB: {ratio}   "
-        f"provably optimal: {optimal} ({report.optimality})",
+        f"replica moves:    {report.moves}   M_LB: {report.m_lb}   moves/M_LB: {ratio}   {optimality}",
         f"leader changes:   {report.leader_changes}   lower bound: {report.leader_lb}",
         f"data to move:     {moved}"
         + (f"   replicas added: {report.replicas_added}" if report.replicas_added else "")
         + (f"   replicas removed: {report.replicas_removed}" if report.replicas_removed else ""),
         f"rack violations:  {report.rack_violations_after} after ({report.rack_violations_before} before)   "
-        f"duplicate replicas: {report.duplicates_after}   balanced: {'yes' if report.balanced else 'NO'}   "
-        f"leaders balanced: {'yes' if report.leaders_balanced else 'no'}",
+        f"duplicate replicas: {report.duplicates_after}   "
+        + ("replica counts within ±1" if by_bytes else "balanced")
+        + f": {balanced}   leaders balanced: {'yes' if report.leaders_balanced else 'no'}",
     ]
+    if report.bytes_lower_bound is not None:
+        lines.append(_byte_line(report))
     checked = [b for b in report.brokers if b.capacity is not None]
     if checked:
         after = sum(over_capacity(b) for b in checked)
@@ -59,6 +68,25 @@ def _headline(report: PlanReport, elapsed: float | None) -> list[str]:
             f"({before} before)"
         )
     return lines
+
+
+def _byte_line(report: PlanReport) -> str:
+    """``--balance bytes``: bytes moved against their bound, and the spread before and after."""
+    bound = report.bytes_lower_bound or 0
+    ratio = report.bytes_over_bound
+    shown = "-" if ratio is None or ratio == float("inf") else f"{ratio:.3f}"
+    _, top_before, mean_before = report.byte_spread(after=False)
+    low_after, top_after, mean_after = report.byte_spread(after=True)
+
+    def share(value: float, mean: float) -> str:
+        return f"{value / mean:.3f}" if mean else "-"
+
+    return (
+        f"byte balance:     moved {format_size(report.bytes_moved)}   lower bound {format_size(bound)}   "
+        f"moved/bound: {shown}   max/mean data per broker {share(top_before, mean_before)} before, "
+        f"{share(top_after, mean_after)} after (min/mean {share(low_after, mean_after)}); "
+        "replica counts are a secondary aim"
+    )
 
 
 def _broker_table(report: PlanReport) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:

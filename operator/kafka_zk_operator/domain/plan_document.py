@@ -36,7 +36,7 @@ import numpy as np
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.placement import ClusterArrays, DataMovement, Plan, PlanRequest
+from kafka_zk_operator.domain.placement import Balance, ClusterArrays, DataMovement, Plan, PlanRequest
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, IntArray
 from kafka_zk_operator.domain.placement.racks import duplicates
 from kafka_zk_operator.domain.placement.report import (
@@ -62,6 +62,7 @@ def request_to_dict(request: PlanRequest) -> dict[str, Any]:
     data["mode"] = request.mode.cli_name
     data["brokers"] = list(request.brokers)
     data["data_movement"] = str(request.data_movement)
+    data["balance"] = str(request.balance)
     return data
 
 
@@ -77,6 +78,10 @@ def request_from_dict(data: Mapping[str, Any]) -> PlanRequest:
         fields["brokers"] = tuple(_int(b, "brokers") for b in data.get("brokers", ()))
         if "data_movement" in fields:
             fields["data_movement"] = DataMovement(str(fields["data_movement"]))
+        if "balance" in fields:
+            fields["balance"] = Balance(str(fields["balance"]))
+        if "byte_tolerance" in fields:
+            fields["byte_tolerance"] = _number(fields["byte_tolerance"], "byte_tolerance")
         for key in ("tolerance", "seed", "exact_limit"):
             if key in fields:
                 fields[key] = _int(fields[key], key)
@@ -86,6 +91,12 @@ def request_from_dict(data: Mapping[str, Any]) -> PlanRequest:
         return PlanRequest(**fields)
     except (KeyError, ValueError, TypeError) as exc:
         raise errors.InvalidSpec(f"plan request: {exc}") from None
+
+
+def _number(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be a number, not {value!r}")
+    return float(value)
 
 
 def _int(value: object, what: str) -> int:

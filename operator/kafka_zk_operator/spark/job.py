@@ -32,6 +32,7 @@ from typing import Any
 from kafka_zk_operator.domain import errors, plan_document
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement import (
+    Balance,
     ClusterArrays,
     DataMovement,
     Plan,
@@ -39,6 +40,7 @@ from kafka_zk_operator.domain.placement import (
     broker_stage,
     finish_plan,
 )
+from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.spark.session import SparkUnavailable, local_session
@@ -114,6 +116,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=DataMovement.MINIMAL.value,
         help="which replicas to prefer moving: minimal (small first) or proportional (size-blind)",
     )
+    parser.add_argument(
+        "--balance",
+        choices=[b.value for b in Balance],
+        default=Balance.REPLICAS.value,
+        help="what to even out: replicas (counts, fewest moves) or bytes (data per broker, needs sizes)",
+    )
+    parser.add_argument(
+        "--byte-tolerance", type=float, default=DEFAULT_BYTE_TOLERANCE, metavar="FRACTION",
+        help="with --balance bytes: allowed distance from the byte target, a fraction of the mean",
+    )
     parser.add_argument("--request", type=Path, metavar="FILE", help="the whole request as JSON instead")
     parser.add_argument("--allow-mixed-rf", action="store_true", help="accept topics with mixed RF")
     parser.add_argument("--output", metavar="FILE", help="Kafka reassignment JSON ('-' = stdout)")
@@ -149,6 +161,8 @@ def request_from_args(args: argparse.Namespace) -> PlanRequest:
         tolerance=args.tolerance,
         seed=args.seed,
         data_movement=DataMovement(args.data_movement),
+        balance=Balance(args.balance),
+        byte_tolerance=args.byte_tolerance,
     )
 
 
