@@ -7,6 +7,7 @@ own report, except where the report itself is what is checked.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -236,3 +237,44 @@ def test_the_lower_bound_counts_brokers_that_must_empty_and_new_replicas() -> No
     target = np.array([10.0, 10.0, 0.0, 10.0])
     assert bytes_lower_bound(before, after, target=target, eligible=eligible, placed=0, dropped=0) == 10
     assert bytes_lower_bound(before, after, target=target, eligible=eligible, placed=4, dropped=0) == 14
+
+
+# -- disk capacity as a hard limit -----------------------------------------------------------------
+def test_a_capacity_caps_a_broker_and_the_others_take_the_rest() -> None:
+    cluster, req = CASES["add"]
+    free = plan(cluster, req)
+    mean = _bytes(cluster, free.replicas).mean()
+    limit = int(0.6 * mean)  # the three added brokers get 60 % of a fair share at most
+    capped = plan(cluster, dataclasses.replace(req, broker_capacity=tuple((b, limit) for b in (90, 91, 92))))
+    held = _bytes(cluster, capped.replicas)
+    ids = cluster.broker_ids.tolist()
+    added = [ids.index(b) for b in (90, 91, 92)]
+    assert all(held[i] <= limit for i in added), [held[i] / limit for i in added]
+    assert all(held[i] >= 0.55 * mean for i in added), "they are still filled up to their capacity"
+    others = np.delete(held, added)
+    level = (held.sum() - 3 * limit) / len(others)
+    assert others.max() <= (1 + TOLERANCE) * level * 1.0001 + 1, (others.max() / level)
+    assert any("cannot come down to the mean" in n for n in capped.report.notes)
+    assert not duplicates(capped.replicas).any()
+
+
+def test_capacities_too_small_for_the_data_are_reported_and_never_exceeded_by_the_plan() -> None:
+    cluster, req = CASES["rebalance"]
+    before = _bytes(cluster, cluster.replicas)
+    limit = int(0.9 * before.mean())  # every broker: the data cannot fit
+    result = plan(cluster, dataclasses.replace(req, broker_capacity=tuple((int(b), limit) for b in cluster.broker_ids)))
+    held = _bytes(cluster, result.replicas)
+    assert any("without room" in n for n in result.report.notes), result.report.notes
+    grew = held > before
+    assert (held[grew] <= limit).all(), "a broker that received data ends above its capacity"
+
+
+@pytest.mark.parametrize(
+    ("capacity", "message"),
+    [(((99, 10),), "broker 99, which is not in the cluster"), (((0, 0),), "above 0 bytes"),
+     (((0, 5), (0, 6)), "more than once")],
+)  # fmt: skip
+def test_bad_capacities_are_refused(capacity: tuple[tuple[int, int], ...], message: str) -> None:
+    cluster, req = CASES["rebalance"]
+    with pytest.raises(errors.InvalidSpec, match=message):
+        plan(cluster, dataclasses.replace(req, broker_capacity=capacity))

@@ -82,3 +82,20 @@ def test_bytes_without_sizes_says_how_to_get_them(no_sizes: Path, capsys: pytest
     assert code == 2 and out == ""
     assert "needs partition sizes" in err and "--sizes-from-bootstrap" in err, err
     assert not (no_sizes.parent / "plan.json").exists()
+
+
+def test_with_balance_bytes_the_capacity_is_a_limit_not_only_a_warning(
+    snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    free, _ = _plan(capsys, snapshot, "--balance", "bytes")
+    mean = sum(b["bytes_after"] for b in free["brokers"]) / len(free["brokers"])
+    limit = int(0.6 * mean)
+    capacity = ",".join(f"{b}={limit}B" for b in ADDED.split(","))
+    plain, _ = _plan(capsys, snapshot)
+    as_check, _ = _plan(capsys, snapshot, "--broker-capacity", capacity)  # count balance: a check only
+    capped, out = _plan(capsys, snapshot, "--balance", "bytes", "--broker-capacity", capacity)
+    added = [b for b in capped["brokers"] if str(b["broker_id"]) in ADDED.split(",")]
+    assert all(b["bytes_after"] <= limit == b["capacity"] for b in added)
+    assert not capped["warnings"], capped["warnings"]
+    assert [b["bytes_after"] for b in as_check["brokers"]] == [b["bytes_after"] for b in plain["brokers"]]
+    assert "cannot come down to the mean" in out

@@ -145,8 +145,8 @@ def register(subparsers: Any) -> None:
         type=_broker_capacity,
         metavar="SIZE|ID=SIZE,...",
         help=(
-            "disk capacity to check the plan against (warnings only, the plan does not change): one for "
-            "every broker or per broker id; bytes or units KiB..PiB (1024^n), KB..PB (1000^n)"
+            "disk capacity to check the plan against (warnings), and with --balance bytes a limit the plan "
+            "keeps: one for every broker or per broker id; bytes or units KiB..PiB (1024^n), KB..PB (1000^n)"
         ),
     )
     parser.add_argument(
@@ -187,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             data_movement=DataMovement(args.data_movement),
             balance=Balance(args.balance),
             byte_tolerance=args.byte_tolerance,
+            broker_capacity=_capacity_limits(args.broker_capacity, cluster, Balance(args.balance)),
         )
         started = time.perf_counter()
         result = engine(cluster, request, progress=lambda stage, f: bar(stage, 0.05 + 0.9 * f))
@@ -304,6 +305,16 @@ def _broker_capacity(text: str) -> BrokerCapacity:
         return parse_capacity(text)
     except errors.InvalidSpec as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _capacity_limits(
+    capacity: BrokerCapacity | None, cluster: ClusterArrays, balance: Balance
+) -> tuple[tuple[int, int], ...]:
+    """With ``--balance bytes``, ``--broker-capacity`` is a hard limit of the plan too."""
+    if capacity is None or balance is not Balance.BYTES:
+        return ()
+    limits = ((int(b), capacity.of(int(b))) for b in cluster.broker_ids.tolist())
+    return tuple((b, size) for b, size in limits if size is not None)
 
 
 def _check_capacity_brokers(capacity: BrokerCapacity | None, cluster: ClusterArrays) -> None:

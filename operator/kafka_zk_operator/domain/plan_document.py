@@ -63,6 +63,7 @@ def request_to_dict(request: PlanRequest) -> dict[str, Any]:
     data["brokers"] = list(request.brokers)
     data["data_movement"] = str(request.data_movement)
     data["balance"] = str(request.balance)
+    data["broker_capacity"] = [list(pair) for pair in request.broker_capacity]
     return data
 
 
@@ -80,6 +81,11 @@ def request_from_dict(data: Mapping[str, Any]) -> PlanRequest:
             fields["data_movement"] = DataMovement(str(fields["data_movement"]))
         if "balance" in fields:
             fields["balance"] = Balance(str(fields["balance"]))
+        if "broker_capacity" in fields:
+            fields["broker_capacity"] = tuple(
+                (_int(pair[0], "broker_capacity"), _int(pair[1], "broker_capacity"))
+                for pair in fields["broker_capacity"]
+            )
         if "byte_tolerance" in fields:
             fields["byte_tolerance"] = _number(fields["byte_tolerance"], "byte_tolerance")
         for key in ("tolerance", "seed", "exact_limit"):

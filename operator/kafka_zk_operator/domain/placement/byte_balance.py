@@ -31,6 +31,8 @@ ALGORITHM
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,13 +58,15 @@ _BATCH = 32
 @dataclass(frozen=True, eq=False)
 class ByteTargets:
     """Per-broker byte targets (``(N,)``, 0 for brokers that are not eligible), the mean over the
-    eligible brokers, the band half-width in bytes, and the brokers whose target is above the
-    mean's band (rack limits or bytes they must keep hold them there)."""
+    eligible brokers, the band half-width in bytes, the brokers whose target is above the mean's
+    band (rack limits or bytes they must keep hold them there), and the bytes that fit no broker's
+    capacity (``short``, 0 without capacities or when everything fits)."""
 
     target: FloatArray
     mean: float
     band: float
     pinned: BoolArray
+    short: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,13 +96,17 @@ def byte_targets(
     rf_new: IntArray,
     ctx: BrokerContext,
     tolerance: float,
+    capacity: FloatArray | None = None,
 ) -> ByteTargets:
-    """Targets as the module docstring says, for the rows after the replication-factor pre-steps."""
+    """Targets as the module docstring says, for the rows after the replication-factor pre-steps;
+    ``capacity`` (``(N,)`` bytes, ``inf`` for none) caps each broker's target."""
     n, k = ctx.n_brokers, ctx.n_racks
     eligible = ctx.eligible
     rack = np.minimum(ctx.rack_ext[:n], k - 1)
     fixed = bytes_per_broker(replicas[~movable], sizes[~movable], n + 1)[:n].astype(np.float64)
     fixed = np.where(eligible, fixed, 0.0)
+    ceiling = np.full(n, np.inf) if capacity is None else capacity.astype(np.float64)
+    ceiling = np.where(eligible, np.maximum(ceiling, fixed), 0.0)  # bytes that may not move stay
     size_m = sizes[movable].astype(np.float64)
     lo_row, hi_row = rack_limits(rf_new[movable], k)
     total = float(fixed.sum() + (size_m * rf_new[movable]).sum())
@@ -107,29 +115,43 @@ def byte_targets(
     rack_hi = fixed_rack + np.array(
         [float((size_m * np.minimum(hi_row, ctx.rack_sizes[r])).sum()) for r in range(k)]
     )
-    sizes_r = ctx.rack_sizes.astype(np.float64)
-    level = _level(lambda x: np.clip(x * sizes_r, rack_lo, rack_hi).sum(), total)
-    rack_total = np.clip(level * sizes_r, rack_lo, rack_hi)
+
+    def at_level(x: float) -> FloatArray:
+        level: FloatArray = np.minimum(np.maximum(x, fixed), ceiling)
+        return level
+
+    def rack_totals(x: float) -> FloatArray:
+        per_rack = np.bincount(rack[eligible], weights=at_level(x)[eligible], minlength=k)
+        out: FloatArray = np.clip(per_rack, rack_lo, np.maximum(rack_lo, rack_hi))
+        return out
+
+    rack_total = rack_totals(_level(lambda x: float(rack_totals(x).sum()), total))
     target = np.zeros(n, dtype=np.float64)
     for r in range(k):
         members = eligible & (rack == r)
-        floor = fixed[members]
-        mu = _level(lambda x, f=floor: np.maximum(f, x).sum(), float(rack_total[r]))
-        target[members] = np.maximum(floor, mu)
+        floor, ceil = fixed[members], ceiling[members]
+        mu = _level(functools.partial(_filled, floor=floor, ceiling=ceil), float(rack_total[r]))
+        target[members] = np.minimum(np.maximum(mu, floor), ceil)
     mean = total / max(1, int(eligible.sum()))
     pinned = eligible & (target > mean * (1.0 + tolerance))
-    return ByteTargets(target=target, mean=mean, band=mean * tolerance, pinned=pinned)
+    short = max(0.0, total - float(target.sum()))
+    return ByteTargets(target=target, mean=mean, band=mean * tolerance, pinned=pinned, short=short)
 
 
-def _level(total_at: object, goal: float) -> float:
-    """The ``x >= 0`` where the non-decreasing ``total_at(x)`` reaches ``goal`` (bisection)."""
-    f = total_at  # a callable; typed loosely so lambdas with defaults pass
+def _filled(level: float, *, floor: FloatArray, ceiling: FloatArray) -> float:
+    """Bytes held by brokers filled to ``level`` between their floors and ceilings."""
+    return float(np.minimum(np.maximum(level, floor), ceiling).sum())
+
+
+def _level(total_at: Callable[[float], float], goal: float) -> float:
+    """The smallest ``x >= 0`` where the non-decreasing ``total_at(x)`` reaches ``goal`` (bisection;
+    where it never does, a level above every ceiling)."""
     lo, hi = 0.0, max(1.0, goal)
-    while f(hi) < goal and hi < 1e30:  # type: ignore[operator]
+    while total_at(hi) < goal and hi < 1e30:
         hi *= 2.0
     for _ in range(100):
         mid = (lo + hi) / 2.0
-        if f(mid) < goal:  # type: ignore[operator]
+        if total_at(mid) < goal:
             lo = mid
         else:
             hi = mid
@@ -213,8 +235,10 @@ def balance_bytes(
     ctx: BrokerContext,
     targets: ByteTargets,
     count_target: IntArray,
+    capacity: FloatArray | None = None,
 ) -> ByteBalance:
-    """Run the greedy of the module docstring on ``replicas`` (after the pre-steps)."""
+    """Run the greedy of the module docstring on ``replicas`` (after the pre-steps); no broker goes
+    above its ``capacity`` (``(N,)`` bytes, ``inf`` for none)."""
     n = ctx.n_brokers
     width = n + 1
     state = WorkingState(replicas, ctx)
@@ -224,6 +248,7 @@ def balance_bytes(
     cand = _Candidates(state.rep, movable, sizes, width)
     eligible = np.r_[ctx.eligible, False]
     target = np.r_[targets.target, 0.0]
+    limit = np.r_[np.full(n, np.inf) if capacity is None else capacity, 0.0]
     ctarget = np.r_[count_target, 0].astype(np.int64)
     band = targets.band
     rack = ctx.rack_ext
@@ -251,14 +276,14 @@ def balance_bytes(
             done = False
             for t in choices:
                 need_t = (target[t] - band) - held[t]
-                cap_t = (target[t] + band) - held[t]
+                cap_t = min(target[t] + band, limit[t]) - held[t]
                 if eligible[g]:
                     need_g = key[g] - band
                     x = min(need_g, need_t) if need_t > 0 else need_g
                     cap = min(cap_t, key[g] + band)
                 else:
                     x = need_t if need_t > 0 else cap_t
-                    cap = inf
+                    cap = limit[t] - held[t]
                 x = min(x, cap)
                 share = max(1, min(int(count[g] - ctarget[g]), int(ctarget[t] - count[t])))
                 if mover.move(g, t, x / share, cap, many=min(share, _BATCH)):
@@ -278,7 +303,7 @@ def balance_bytes(
         for g in choices:
             if surplus[g] == -inf:
                 continue
-            cap = min((target[t] + band) - held[t], key[g] + band)
+            cap = min(min(target[t] + band, limit[t]) - held[t], key[g] + band)
             share = max(1, int(ctarget[t] - count[t]))
             if mover.move(g, t, min(under[t], cap) / share, cap, many=min(share, _BATCH)):
                 done = True
@@ -286,7 +311,7 @@ def balance_bytes(
         if not done:
             stuck_taker[t] = True
 
-    _even_counts(mover, eligible, target, ctarget, band, rack, ctx.n_racks, crossing)
+    _even_counts(mover, eligible, target, limit, ctarget, band, rack, ctx.n_racks, crossing)
     final = held - target
     givers_left = np.flatnonzero((eligible & (final > band)) | (~eligible & (cand.left_alive > 0)))
     takers_left = np.flatnonzero(eligible & (final < -band))
@@ -297,6 +322,7 @@ def _even_counts(
     mover: _Mover,
     eligible: BoolArray,
     target: FloatArray,
+    limit: FloatArray,
     ctarget: IntArray,
     band: float,
     rack: IntArray,
@@ -319,7 +345,7 @@ def _even_counts(
         for t in _best_two(-lack.astype(np.float64), rack, int(rack[g]), n_racks, crossing):
             if lack[t] <= 0:
                 continue
-            cap = min((target[t] + band) - held[t], held[g] - (target[g] - band))
+            cap = min(min(target[t] + band, limit[t]) - held[t], held[g] - (target[g] - band))
             if mover.move_smallest(g, t, min(int(spare[g]), int(lack[t]), _BATCH), cap):
                 done = True
                 break

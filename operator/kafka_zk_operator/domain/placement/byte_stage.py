@@ -62,6 +62,9 @@ def byte_stage(
 ) -> ByteStage:
     """Balance bytes on ``replicas`` (the rows after the pre-steps; nothing moved yet)."""
     sizes = cluster.sizes
+    capacity = np.full(cluster.n_brokers, np.inf)
+    for broker_id, size in request.broker_capacity:
+        capacity[cluster.broker_index(broker_id)] = float(size)
     targets = byte_targets(
         replicas,
         sizes=sizes,
@@ -69,6 +72,7 @@ def byte_stage(
         rf_new=stage.rf_new,
         ctx=stage.ctx,
         tolerance=request.byte_tolerance,
+        capacity=capacity,
     )
     result = balance_bytes(
         replicas,
@@ -77,6 +81,7 @@ def byte_stage(
         ctx=stage.ctx,
         targets=targets,
         count_target=count_target,
+        capacity=capacity,
     )
     n = cluster.n_brokers
     start = bytes_per_broker(cluster.replicas, sizes, n + 1)[:n]
@@ -109,11 +114,17 @@ def _notes(
         f"(mean {format_size(int(targets.mean))})"
     ]
     ids = cluster.broker_ids
+    if targets.short > 0:
+        notes.append(
+            f"the brokers' capacities leave {format_size(int(targets.short))} without room: they are "
+            "filled to their capacity and the rest stays where it is"
+        )
     if targets.pinned.any():
         top = float(targets.target.max())
         notes.append(
             f"broker(s) {_ids(ids[np.flatnonzero(targets.pinned)])} cannot come down to the mean: the rack "
-            f"limits of their partitions, or replicas of topics that may not move, keep them at up to "
+            f"limits of their partitions, the capacity of other brokers, or replicas of topics that may "
+            f"not move keep them at up to "
             f"{format_size(int(top))} ({top / targets.mean:.1%} of the mean) whatever the plan does"
         )
     real_givers = givers[givers < cluster.n_brokers]

@@ -61,6 +61,8 @@ class PlanRequest:
     :ivar balance: what the plan evens out (:class:`Balance`).
     :ivar byte_tolerance: with ``balance=bytes``, how far (a fraction of the mean bytes per
         broker) a broker may end from its byte target.
+    :ivar broker_capacity: ``(broker id, bytes)`` pairs: with ``balance=bytes``, the most each listed
+        broker may hold after the plan (a hard limit; read in no other mode).
     """
 
     mode: Mode
@@ -75,6 +77,7 @@ class PlanRequest:
     data_movement: DataMovement = DataMovement.MINIMAL
     balance: Balance = Balance.REPLICAS
     byte_tolerance: float = DEFAULT_BYTE_TOLERANCE
+    broker_capacity: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

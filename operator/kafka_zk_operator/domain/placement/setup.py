@@ -44,6 +44,14 @@ def _check_byte_balance(cluster: ClusterArrays, request: PlanRequest) -> None:
             f"byte tolerance must be above 0 and at most 0.5 (a fraction of the mean bytes per broker; "
             f"got {request.byte_tolerance})"
         )
+    known = set(cluster.broker_ids.tolist())
+    for broker_id, size in request.broker_capacity:
+        if broker_id not in known:
+            raise errors.InvalidSpec(f"a capacity is given for broker {broker_id}, which is not in the cluster")
+        if size <= 0:
+            raise errors.InvalidSpec(f"the capacity of broker {broker_id} must be above 0 bytes (got {size})")
+    if len({broker_id for broker_id, _ in request.broker_capacity}) != len(request.broker_capacity):
+        raise errors.InvalidSpec("a broker is given a capacity more than once")
     if request.balance is Balance.BYTES and not cluster.sizes.any():
         raise errors.InvalidSpec(
             "balance bytes needs partition sizes, and this snapshot has none "
