@@ -1,11 +1,12 @@
-"""Benchmark of byte balance (``--balance bytes``) against count balance (``--balance replicas``).
+"""Benchmark of byte balance (``--balance bytes``, and ``both``: the count plan then swaps) against
+count balance (``--balance replicas``).
 
-Prints one table row per (tier, scenario, balance): plan time and peak RSS of ``plan()`` (each run
+Prints one table row per (tier, scenario, balance: replicas, bytes, both): plan time and peak RSS of ``plan()`` (each run
 in its own child process, median of ``--runs``), replica moves against the count bound M_LB, bytes
 moved against the byte lower bound (``placement.byte_balance.bytes_lower_bound``, for the balance
 the plan reached), bytes per broker (max/mean before, max/mean and min/mean after), replica counts
 after (max/mean), rack violations, whether the runs gave identical plans. Then one check line per
-acceptance figure of the byte mode: max bytes per broker <= 1.05 x mean (or the report's note that
+acceptance figure of the byte mode (``bytes``; ``both`` is printed for comparison): max bytes per broker <= 1.05 x mean (or the report's note that
 the instance does not allow it), bytes moved <= 1.10 x the bound, 0 rack violations, tier L within
 10 s.
 
@@ -47,7 +48,7 @@ from kafka_zk_operator.domain.modes import Mode  # noqa: E402
 from kafka_zk_operator.domain.placement import Balance, PlanRequest, plan  # noqa: E402
 from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE  # noqa: E402
 
-BALANCES = (Balance.REPLICAS, Balance.BYTES)
+BALANCES = (Balance.REPLICAS, Balance.BYTES, Balance.BOTH)
 
 
 def child(cluster_file: Path, request_json: str) -> None:

@@ -119,6 +119,10 @@ def _cases() -> dict[str, tuple[ClusterArrays, PlanRequest]]:
             synthetic_cluster(10, 3, 1500, seed=10, layout="kafka", brokers=unequal),
             PlanRequest(Mode.REBALANCE, n_groups=6),
         ),
+        "add-spread-both": (  # the count plan through the groups, then the swaps on the driver
+            _base(1).with_brokers(make_brokers(3, 3, first_id=90)),
+            PlanRequest(Mode.ADD_BROKERS, brokers=(90, 91, 92), n_groups=5, balance=Balance.BOTH),
+        ),
         "default-groups": (  # 40K partitions: default_group_count gives 2 groups
             _base(11, partitions=40_000).with_brokers(make_brokers(3, 3, first_id=90)),
             PlanRequest(Mode.ADD_BROKERS, brokers=(90, 91, 92)),

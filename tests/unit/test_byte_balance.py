@@ -278,3 +278,28 @@ def test_bad_capacities_are_refused(capacity: tuple[tuple[int, int], ...], messa
     cluster, req = CASES["rebalance"]
     with pytest.raises(errors.InvalidSpec, match=message):
         plan(cluster, dataclasses.replace(req, broker_capacity=capacity))
+
+
+# -- balance=both: the count plan, then swaps ------------------------------------------------------
+@pytest.mark.parametrize("name", ["add", "rebalance", "remove"])
+def test_both_keeps_the_count_plan_counts_and_evens_the_bytes(name: str) -> None:
+    cluster, req = CASES[name]
+    by_count = plan(cluster, dataclasses.replace(req, balance=Balance.REPLICAS))
+    both = plan(cluster, dataclasses.replace(req, balance=Balance.BOTH))
+    counts = [[b.replicas_after for b in p.report.brokers] for p in (by_count, both)]
+    assert counts[0] == counts[1], "swaps change no broker's replica count"
+    assert both.report.balanced and both.report.rack_violations_after == 0
+    assert not duplicates(both.replicas).any()
+    held, before = _bytes(cluster, both.replicas)[both.eligible], _bytes(cluster, by_count.replicas)[both.eligible]
+    assert held.max() / held.mean() < before.max() / before.mean()
+    assert both.report.bytes_lower_bound is not None
+    assert both.report.bytes_lower_bound <= both.report.bytes_moved
+    assert both.report.balance == "both"
+
+
+def test_both_reaches_the_band_when_added_brokers_can_swap() -> None:
+    cluster, req = CASES["add"]
+    both = plan(cluster, dataclasses.replace(req, balance=Balance.BOTH))
+    held = _bytes(cluster, both.replicas)
+    assert held.max() <= (1 + TOLERANCE) * held.mean() * 1.0001
+    assert held.min() >= (1 - TOLERANCE) * held.mean() * 0.9999

@@ -129,7 +129,8 @@ def register(subparsers: Any) -> None:
         default=Balance.REPLICAS.value,
         help=(
             "what to even out: replicas = replica counts within ±1 with the fewest moves; bytes = data "
-            "per broker within --byte-tolerance of its target with few bytes copied (needs sizes)"
+            "per broker within --byte-tolerance of its target with few bytes copied; both = the replicas "
+            "plan, then data evened out by swaps that keep the counts (bytes and both need sizes)"
         ),
     )
     parser.add_argument(
@@ -137,7 +138,7 @@ def register(subparsers: Any) -> None:
         type=_byte_tolerance,
         default=DEFAULT_BYTE_TOLERANCE,
         metavar="FRACTION",
-        help=f"with --balance bytes: how far a broker may end from its target, as a fraction of the mean "
+        help=f"with --balance bytes or both: how far a broker may end from its target, as a fraction of the mean "
         f"bytes per broker (default {DEFAULT_BYTE_TOLERANCE})",
     )
     parser.add_argument(
@@ -310,8 +311,8 @@ def _broker_capacity(text: str) -> BrokerCapacity:
 def _capacity_limits(
     capacity: BrokerCapacity | None, cluster: ClusterArrays, balance: Balance
 ) -> tuple[tuple[int, int], ...]:
-    """With ``--balance bytes``, ``--broker-capacity`` is a hard limit of the plan too."""
-    if capacity is None or balance is not Balance.BYTES:
+    """With ``--balance bytes`` or ``both``, ``--broker-capacity`` is a hard limit of the plan too."""
+    if capacity is None or balance is Balance.REPLICAS:
         return ()
     limits = ((int(b), capacity.of(int(b))) for b in cluster.broker_ids.tolist())
     return tuple((b, size) for b, size in limits if size is not None)

@@ -36,10 +36,10 @@ def _headline(report: PlanReport, elapsed: float | None) -> list[str]:
     ratio = f"{report.moves_over_bound:.3f}" if report.m_lb else "-"
     optimal = "yes" if report.optimal else "no"
     moved = format_size(report.bytes_moved) if report.sizes_known else "unknown (the snapshot has no sizes)"
-    by_bytes = report.bytes_lower_bound is not None
+    by_bytes = report.balance == "bytes"
     optimality = (
-        "not the objective with --balance bytes"
-        if by_bytes
+        f"not the objective with --balance {report.balance}"
+        if report.bytes_lower_bound is not None
         else f"provably optimal: {optimal} ({report.optimality})"
     )
     balanced = "yes" if report.balanced else ("no" if by_bytes else "NO")
@@ -85,7 +85,11 @@ def _byte_line(report: PlanReport) -> str:
         f"byte balance:     moved {format_size(report.bytes_moved)}   lower bound {format_size(bound)}   "
         f"moved/bound: {shown}   max/mean data per broker {share(top_before, mean_before)} before, "
         f"{share(top_after, mean_after)} after (min/mean {share(low_after, mean_after)}); "
-        "replica counts are a secondary aim"
+        + (
+            "replica counts as the count plan left them"
+            if report.balance == "both"
+            else "replica counts are a secondary aim"
+        )
     )
 
 

@@ -120,7 +120,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--balance",
         choices=[b.value for b in Balance],
         default=Balance.REPLICAS.value,
-        help="what to even out: replicas (counts, fewest moves) or bytes (data per broker, needs sizes)",
+        help="what to even out: replicas (counts, fewest moves), bytes (data per broker, needs sizes) or both",
     )
     parser.add_argument(
         "--byte-tolerance", type=float, default=DEFAULT_BYTE_TOLERANCE, metavar="FRACTION",

@@ -134,7 +134,9 @@ def byte_targets(
         target[members] = np.minimum(np.maximum(mu, floor), ceil)
     mean = total / max(1, int(eligible.sum()))
     pinned = eligible & (target > mean * (1.0 + tolerance))
-    short = max(0.0, total - float(target.sum()))
+    short = 0.0 if capacity is None else max(0.0, total - float(target.sum()))
+    if short <= max(1.0, 1e-9 * total):  # float rounding of the water level, not a shortfall
+        short = 0.0
     return ByteTargets(target=target, mean=mean, band=mean * tolerance, pinned=pinned, short=short)
 
 
@@ -313,8 +315,66 @@ def balance_bytes(
 
     _even_counts(mover, eligible, target, limit, ctarget, band, rack, ctx.n_racks, crossing)
     final = held - target
-    givers_left = np.flatnonzero((eligible & (final > band)) | (~eligible & (cand.left_alive > 0)))
-    takers_left = np.flatnonzero(eligible & (final < -band))
+    slack = band * 1.001  # a broker on the edge of its band is in it
+    givers_left = np.flatnonzero((eligible & (final > slack)) | (~eligible & (cand.left_alive > 0)))
+    takers_left = np.flatnonzero(eligible & (final < -slack))
+    return ByteBalance(state.rep, mover.moves, givers_left.astype(np.int64), takers_left.astype(np.int64))
+
+
+def swap_bytes(
+    replicas: IntArray,
+    *,
+    sizes: IntArray,
+    movable: BoolArray,
+    ctx: BrokerContext,
+    targets: ByteTargets,
+    capacity: FloatArray | None = None,
+) -> ByteBalance:
+    """``balance=both``: even out bytes on a count-balanced matrix without changing any broker's
+    replica count, by swaps. The heaviest broker ``g`` and the lightest ``t`` (in ``g``'s rack when
+    no replica may change racks) exchange a replica each: ``t`` sends its smallest legal one, ``g``
+    the largest legal one that shifts no more than both need; the pair is given up when no such
+    exchange exists. Every swap copies both replicas."""
+    n = ctx.n_brokers
+    width = n + 1
+    state = WorkingState(replicas, ctx)
+    held = bytes_per_broker(state.rep, sizes, width).astype(np.float64)
+    count = np.zeros(width, dtype=np.int64)  # unchanged by swaps; _Mover keeps it in step anyway
+    cand = _Candidates(state.rep, movable, sizes, width)
+    mover = _Mover(state, cand, sizes, held, count)
+    eligible = np.r_[ctx.eligible, False]
+    target = np.r_[targets.target, 0.0]
+    limit = np.r_[np.full(n, np.inf) if capacity is None else capacity, 0.0]
+    band = targets.band
+    crossing = _may_cross(state, movable, ctx)
+    stuck = np.zeros(width, dtype=np.bool_)
+    inf = np.inf
+    while True:
+        key = held - target
+        top = np.where(eligible & ~stuck, key, -inf)
+        g = int(top.argmax())
+        if top[g] == -inf:
+            break
+        room = np.where(eligible, key, inf)
+        room[g] = inf
+        choices = _best_two(room, ctx.rack_ext, int(ctx.rack_ext[g]), ctx.n_racks, crossing)
+        need_g = key[g] - band
+        swapped = False
+        for t in choices:
+            need_t = -key[t] - band
+            if need_g <= 0 and need_t <= 0:
+                continue
+            # t lacks bytes: g may come down to the bottom of its band; else t may go up to the top
+            shift = min(need_t, key[g] + band) if need_t > 0 else min(need_g, band - key[t])
+            if shift > 0 and mover.swap(g, t, shift, limit[t] - held[t]):
+                swapped = True
+                break
+        if not swapped:
+            stuck[g] = True
+    final = held - target
+    slack = band * 1.001  # a broker on the edge of its band is in it
+    givers_left = np.flatnonzero(eligible & (final > slack))
+    takers_left = np.flatnonzero(eligible & (final < -slack))
     return ByteBalance(state.rep, mover.moves, givers_left.astype(np.int64), takers_left.astype(np.int64))
 
 
@@ -409,6 +469,30 @@ class _Mover:
             return False
         self._apply(picked, g, t)
         return True
+
+    def swap(self, g: int, t: int, shift: float, room_t: float) -> bool:
+        """``t`` sends ``g`` one of its smallest legal replicas ``q`` and ``g`` sends ``t`` the largest
+        legal replica ``p`` with ``size(q) < size(p) <= size(q) + shift`` (and within ``t``'s
+        ``room_t``, net); ``False`` when no such pair is found among ``t``'s smallest few."""
+        t_start, t_end = self.cand.segment(t)
+        g_start, g_end = self.cand.segment(g)
+        cand = self.cand
+        i, tried = t_start, 0
+        while i < t_end and tried < 4:
+            if i in cand.gone or not self._legal(int(cand.row[i]), t, g):
+                i += 1
+                continue
+            tried += 1
+            small = float(cand.size[i])
+            bound = small + min(shift, room_t)
+            pos = int(np.searchsorted(cand.size[g_start:g_end], bound, side="right")) + g_start - 1
+            picked = self._below(pos, g_start, g, t, 1)
+            if picked and float(cand.size[picked[0]]) > small:
+                self._apply([i], t, g)
+                self._apply(picked, g, t)
+                return True
+            i += 1
+        return False
 
     def move_smallest(self, g: int, t: int, many: int, cap: float) -> bool:
         """Move up to ``many`` of the smallest legal replicas of ``g`` to ``t``, together at most

@@ -20,6 +20,7 @@ from kafka_zk_operator.domain.placement.byte_balance import (
     byte_targets,
     bytes_lower_bound,
     bytes_per_broker,
+    swap_bytes,
 )
 from kafka_zk_operator.domain.placement.plan_types import PlanRequest
 from kafka_zk_operator.domain.placement.setup import Setup
@@ -59,12 +60,16 @@ def byte_stage(
     replicas: IntArray,
     *,
     count_target: IntArray,
+    swaps_only: bool = False,
 ) -> ByteStage:
-    """Balance bytes on ``replicas`` (the rows after the pre-steps; nothing moved yet)."""
+    """Balance bytes on ``replicas``: the rows after the pre-steps with nothing moved yet, or with
+    ``swaps_only`` (``balance=both``) the count-balanced plan, whose replica counts stay."""
     sizes = cluster.sizes
-    capacity = np.full(cluster.n_brokers, np.inf)
-    for broker_id, size in request.broker_capacity:
-        capacity[cluster.broker_index(broker_id)] = float(size)
+    capacity: np.ndarray | None = None
+    if request.broker_capacity:
+        capacity = np.full(cluster.n_brokers, np.inf)
+        for broker_id, size in request.broker_capacity:
+            capacity[cluster.broker_index(broker_id)] = float(size)
     targets = byte_targets(
         replicas,
         sizes=sizes,
@@ -74,21 +79,26 @@ def byte_stage(
         tolerance=request.byte_tolerance,
         capacity=capacity,
     )
-    result = balance_bytes(
-        replicas,
-        sizes=sizes,
-        movable=stage.movable,
-        ctx=stage.ctx,
-        targets=targets,
-        count_target=count_target,
-        capacity=capacity,
-    )
+    if swaps_only:
+        result = swap_bytes(
+            replicas, sizes=sizes, movable=stage.movable, ctx=stage.ctx, targets=targets, capacity=capacity
+        )
+    else:
+        result = balance_bytes(
+            replicas,
+            sizes=sizes,
+            movable=stage.movable,
+            ctx=stage.ctx,
+            targets=targets,
+            count_target=count_target,
+            capacity=capacity,
+        )
     n = cluster.n_brokers
     start = bytes_per_broker(cluster.replicas, sizes, n + 1)[:n]
     change = np.where(stage.movable, stage.rf_new - cluster.replication_factors(), 0)
     placed = int((sizes * np.maximum(0, change)).sum())
     dropped = int((sizes * np.maximum(0, -change)).sum())
-    notes = _notes(cluster, targets, result.givers_left, result.takers_left, stage.movable)
+    notes = _notes(cluster, targets, result.givers_left, result.takers_left, stage.movable, swaps_only)
     return ByteStage(result.replicas, start, targets, stage.eligible, sizes, placed, dropped, notes)
 
 
@@ -107,11 +117,17 @@ def byte_excess_in_replicas(cluster: ClusterArrays, rf_new: IntArray, eligible: 
 
 
 def _notes(
-    cluster: ClusterArrays, targets: ByteTargets, givers: IntArray, takers: IntArray, movable: BoolArray
+    cluster: ClusterArrays,
+    targets: ByteTargets,
+    givers: IntArray,
+    takers: IntArray,
+    movable: BoolArray,
+    swaps_only: bool,
 ) -> tuple[str, ...]:
+    how = "by swaps that keep every replica count" if swaps_only else ""
     notes = [
-        f"bytes per broker balanced to within ±{format_size(int(targets.band))} of each broker's target "
-        f"(mean {format_size(int(targets.mean))})"
+        f"bytes per broker balanced {how}{' ' if how else ''}to within ±{format_size(int(targets.band))} "
+        f"of each broker's target (mean {format_size(int(targets.mean))})"
     ]
     ids = cluster.broker_ids
     if targets.short > 0:
@@ -130,10 +146,14 @@ def _notes(
     real_givers = givers[givers < cluster.n_brokers]
     if len(real_givers):
         largest = int(cluster.sizes[movable].max()) if movable.any() else 0
+        why = (
+            "no swap of replicas with a lighter broker fits under the rack rules"
+            if swaps_only
+            else "no replica they still hold fits a broker with room under the rack rules"
+        )
         notes.append(
-            f"broker(s) {_ids(ids[real_givers])} stay above their byte band: no replica they still hold "
-            f"fits a broker with room under the rack rules (the largest movable partition is "
-            f"{format_size(largest)})"
+            f"broker(s) {_ids(ids[real_givers])} stay above their byte band: {why} (the largest movable "
+            f"partition is {format_size(largest)})"
         )
     if len(givers) > len(real_givers):
         notes.append("some replicas to be placed found no broker with room under the rack rules")

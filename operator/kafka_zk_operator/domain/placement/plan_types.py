@@ -36,11 +36,13 @@ class Balance(enum.StrEnum):
 
     ``replicas``: replica counts within ±1 with the fewest moves (M_LB); sizes only choose which
     replicas move. ``bytes``: bytes per broker within ``byte_tolerance`` of the target with few
-    bytes copied; replica counts are a secondary aim (``placement.byte_balance``).
+    bytes copied; replica counts are a secondary aim (``placement.byte_balance``). ``both``: the
+    ``replicas`` plan, then bytes evened out by swaps that leave every replica count as it is.
     """
 
     REPLICAS = "replicas"
     BYTES = "bytes"
+    BOTH = "both"
 
 
 @dataclass(frozen=True)

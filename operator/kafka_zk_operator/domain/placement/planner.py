@@ -260,6 +260,12 @@ def finish_plan(stage: BrokerStage, sel: Selection, *, progress: Progress | None
                 merged[rows, : res.replicas.shape[1]] = res.replicas
                 after = merged
                 unresolved, two_hop = 0, 0
+    if request.balance is Balance.BOTH:
+        say("bytes", 0.8)
+        by_bytes = byte_stage(
+            cluster, request, stage, after, count_target=stage.targets.target, swaps_only=True
+        )
+        after = by_bytes.replicas
 
     say("leaders", 0.85)
     if cluster.replicas.shape[1]:

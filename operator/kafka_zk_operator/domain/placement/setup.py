@@ -52,9 +52,9 @@ def _check_byte_balance(cluster: ClusterArrays, request: PlanRequest) -> None:
             raise errors.InvalidSpec(f"the capacity of broker {broker_id} must be above 0 bytes (got {size})")
     if len({broker_id for broker_id, _ in request.broker_capacity}) != len(request.broker_capacity):
         raise errors.InvalidSpec("a broker is given a capacity more than once")
-    if request.balance is Balance.BYTES and not cluster.sizes.any():
+    if request.balance is not Balance.REPLICAS and not cluster.sizes.any():
         raise errors.InvalidSpec(
-            "balance bytes needs partition sizes, and this snapshot has none "
+            f"balance {request.balance} needs partition sizes, and this snapshot has none "
             "(kzo snapshot --sizes-from-bootstrap HOST:PORT adds them)"
         )
 
