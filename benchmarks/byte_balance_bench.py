@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "operator"))
 
-from placement_bench import SCENARIOS, TIERS, Case, _cases, _load  # noqa: E402
+from placement_bench import SCENARIOS, TIERS, Case, _cases, _load, run_child  # noqa: E402
+from placement_bench import _print_table as print_table  # noqa: E402
 
 from kafka_zk_operator.domain.modes import Mode  # noqa: E402
 from kafka_zk_operator.domain.placement import Balance, PlanRequest, plan  # noqa: E402
@@ -97,15 +97,7 @@ def child(cluster_file: Path, request_json: str) -> None:
 def _run_child(case: Case, balance: Balance, tolerance: float) -> dict[str, object]:
     request = {**case.request, "balance": str(balance), "byte_tolerance": tolerance}
     cmd = [sys.executable, __file__, "--child", str(case.cluster_file), json.dumps(request)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout, stderr = proc.stdout.read(), proc.stderr.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"child failed for {case.tier}/{case.scenario}/{balance}:\n{stderr}")
-    result: dict[str, object] = json.loads(stdout.strip().splitlines()[-1])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
-    return result
+    return run_child(cmd, f"{case.tier}/{case.scenario}/{balance}")
 
 
 COLUMNS = (
@@ -181,29 +173,6 @@ def _checks(case: Case, runs: list[dict[str, object]]) -> list[str]:
     return out
 
 
-def _print_table(rows: list[dict[str, str]], markdown: bool) -> None:
-    headers = [h for _, h in COLUMNS]
-    keys = [k for k, _ in COLUMNS]
-    if markdown:
-        print("| " + " | ".join(headers) + " |")
-        print("|" + "|".join("---" if i < 3 else "--:" for i in range(len(headers))) + "|")
-        for row in rows:
-            print("| " + " | ".join(row[k] for k in keys) + " |")
-        return
-    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS]
-    print(
-        "  ".join(
-            h.ljust(w) if i < 3 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True))
-        )
-    )
-    for row in rows:
-        cells = (
-            row[k].ljust(w) if i < 3 else row[k].rjust(w)
-            for i, (k, w) in enumerate(zip(keys, widths, strict=True))
-        )
-        print("  ".join(cells))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description="Benchmark byte balance against count balance (prints a table)."
@@ -243,7 +212,7 @@ def main() -> None:
         f"{args.byte_tolerance}, numpy {np.__version__}, python {sys.version.split()[0]}, "
         f"max RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
-    _print_table(rows, args.markdown)
+    print_table(rows, args.markdown, COLUMNS, left=3)
     print()
     for line in checks:
         print(line)

@@ -137,7 +137,7 @@ def _cases(tier: str, scenarios: list[str], cache: Path, seed: int) -> list[Case
 def _request(raw: dict[str, object]) -> PlanRequest:
     brokers = raw.get("brokers", [])
     assert isinstance(brokers, list)
-    return PlanRequest(Mode(str(raw["mode"])), brokers=tuple(int(b) for b in brokers))
+    return PlanRequest(Mode.parse(str(raw["mode"])), brokers=tuple(int(b) for b in brokers))
 
 
 # -- Kafka's --generate ---------------------------------------------------------------------------
@@ -214,13 +214,18 @@ def child(cluster_file: Path, request_json: str) -> None:
 
 def _run_child(case: Case) -> dict[str, object]:
     cmd = [sys.executable, __file__, "--child", str(case.cluster_file), json.dumps(case.request)]
+    return run_child(cmd, f"{case.tier}/{case.scenario}")
+
+
+def run_child(cmd: list[str], what: str) -> dict[str, object]:
+    """Run a child that prints one JSON line last; that line, with its peak RSS (``wait4``)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(proc.pid, 0)
     assert proc.stdout is not None and proc.stderr is not None
     stdout, stderr = proc.stdout.read(), proc.stderr.read()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"child failed for {case.tier}/{case.scenario}:\n{stderr}")
+        raise SystemExit(f"child failed for {what}:\n{stderr}")
     result: dict[str, object] = json.loads(stdout.strip().splitlines()[-1])
     result["peak_rss_mb"] = usage.ru_maxrss / 1024
     return result
@@ -300,25 +305,32 @@ def _spark_cells(runs: list[dict[str, object]], spark: dict[str, object] | None)
     }
 
 
-def _print_table(rows: list[dict[str, str]], markdown: bool) -> None:
-    headers = [h for _, h in COLUMNS]
-    keys = [k for k, _ in COLUMNS]
+def _print_table(
+    rows: list[dict[str, str]],
+    markdown: bool,
+    columns: tuple[tuple[str, str], ...] = COLUMNS,
+    left: int = 2,
+) -> None:
+    """The table of ``rows`` (keys and headers from ``columns``; the first ``left`` left-aligned)."""
+    headers = [h for _, h in columns]
+    keys = [k for k, _ in columns]
     if markdown:
         print("| " + " | ".join(headers) + " |")
-        print("|" + "|".join("---" if i < 2 else "--:" for i in range(len(headers))) + "|")
+        print("|" + "|".join("---" if i < left else "--:" for i in range(len(headers))) + "|")
         for row in rows:
             print("| " + " | ".join(row[k] for k in keys) + " |")
         return
-    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in columns]
     print(
         "  ".join(
-            h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True))
+            h.ljust(w) if i < left else h.rjust(w)
+            for i, (h, w) in enumerate(zip(headers, widths, strict=True))
         )
     )
     for row in rows:
         print(
             "  ".join(
-                row[k].ljust(w) if i < 2 else row[k].rjust(w)
+                row[k].ljust(w) if i < left else row[k].rjust(w)
                 for i, (k, w) in enumerate(zip(keys, widths, strict=True))
             )
         )

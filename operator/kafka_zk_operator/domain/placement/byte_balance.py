@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from kafka_zk_operator.domain.placement.arrays import BoolArray, IntArray
 from kafka_zk_operator.domain.placement.racks import rack_limits
+from kafka_zk_operator.domain.placement.report import broker_bytes
 from kafka_zk_operator.domain.placement.state import BrokerContext, WorkingState
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,15 +80,6 @@ class ByteBalance:
     takers_left: IntArray
 
 
-def bytes_per_broker(replicas: IntArray, sizes: IntArray, width: int) -> IntArray:
-    """``(width,)`` bytes per broker index (index ``N`` is UNPLACED when ``width = N + 1``)."""
-    total = np.zeros(width + 1, dtype=np.int64)
-    for j in range(replicas.shape[1]):
-        np.add.at(total, np.where(replicas[:, j] >= 0, replicas[:, j], width), sizes)
-    out: IntArray = total[:width]
-    return out
-
-
 def byte_targets(
     replicas: IntArray,
     *,
@@ -103,7 +95,7 @@ def byte_targets(
     n, k = ctx.n_brokers, ctx.n_racks
     eligible = ctx.eligible
     rack = np.minimum(ctx.rack_ext[:n], k - 1)
-    fixed = bytes_per_broker(replicas[~movable], sizes[~movable], n + 1)[:n].astype(np.float64)
+    fixed = broker_bytes(replicas[~movable], sizes[~movable], n + 1)[:n].astype(np.float64)
     fixed = np.where(eligible, fixed, 0.0)
     ceiling = np.full(n, np.inf) if capacity is None else capacity.astype(np.float64)
     ceiling = np.where(eligible, np.maximum(ceiling, fixed), 0.0)  # bytes that may not move stay
@@ -244,7 +236,7 @@ def balance_bytes(
     n = ctx.n_brokers
     width = n + 1
     state = WorkingState(replicas, ctx)
-    held = bytes_per_broker(state.rep, sizes, width).astype(np.float64)
+    held = broker_bytes(state.rep, sizes, width).astype(np.float64)
     count = np.bincount(np.where(state.rep >= 0, state.rep, width).ravel(), minlength=width + 1)[:width]
     count = count.astype(np.int64)
     cand = _Candidates(state.rep, movable, sizes, width)
@@ -338,7 +330,7 @@ def swap_bytes(
     n = ctx.n_brokers
     width = n + 1
     state = WorkingState(replicas, ctx)
-    held = bytes_per_broker(state.rep, sizes, width).astype(np.float64)
+    held = broker_bytes(state.rep, sizes, width).astype(np.float64)
     count = np.zeros(width, dtype=np.int64)  # unchanged by swaps; _Mover keeps it in step anyway
     cand = _Candidates(state.rep, movable, sizes, width)
     mover = _Mover(state, cand, sizes, held, count)

@@ -19,10 +19,10 @@ from kafka_zk_operator.domain.placement.byte_balance import (
     balance_bytes,
     byte_targets,
     bytes_lower_bound,
-    bytes_per_broker,
     swap_bytes,
 )
 from kafka_zk_operator.domain.placement.plan_types import PlanRequest
+from kafka_zk_operator.domain.placement.report import broker_bytes
 from kafka_zk_operator.domain.placement.setup import Setup
 
 
@@ -45,7 +45,7 @@ class ByteStage:
         n = len(self.eligible)
         return bytes_lower_bound(
             self.start_bytes,
-            bytes_per_broker(after, self.sizes, n + 1)[:n],
+            broker_bytes(after, self.sizes, n + 1)[:n],
             target=self.targets.target,
             eligible=self.eligible,
             placed=self.placed,
@@ -94,7 +94,7 @@ def byte_stage(
             capacity=capacity,
         )
     n = cluster.n_brokers
-    start = bytes_per_broker(cluster.replicas, sizes, n + 1)[:n]
+    start = broker_bytes(cluster.replicas, sizes, n + 1)[:n]
     change = np.where(stage.movable, stage.rf_new - cluster.replication_factors(), 0)
     placed = int((sizes * np.maximum(0, change)).sum())
     dropped = int((sizes * np.maximum(0, -change)).sum())
@@ -107,7 +107,7 @@ def byte_excess_in_replicas(cluster: ClusterArrays, rf_new: IntArray, eligible: 
     replication factors), in replicas of average size: what the replication-factor pre-steps read
     as a broker's excess, so a ``balance=bytes`` plan drops replicas where the bytes are."""
     n = cluster.n_brokers
-    held = bytes_per_broker(cluster.replicas, cluster.sizes, n + 1)[:n].astype(np.float64)
+    held = broker_bytes(cluster.replicas, cluster.sizes, n + 1)[:n].astype(np.float64)
     total = float((cluster.sizes.astype(np.float64) * rf_new).sum())
     replicas = max(1, int(rf_new.sum()))
     mean = total / max(1, int(eligible.sum()))
