@@ -30,7 +30,9 @@ Stage 2, partition level (one task per group; input: the group's rows and its qu
    else, so running groups separately or together gives the same moves.
 
 Stage 3, driver: ``repair.repair`` on the few units the groups left open (only rows on the
-brokers involved are needed), the optional exact check (small clusters only), then
+brokers involved are needed), the optional exact check (small clusters only), with
+``balance=bytes`` or ``both`` the byte stage (``byte_stage``: with ``bytes`` stage 1 hands out no
+quota and this stage makes every move; with ``both`` it swaps replicas of the count plan), then
 ``leaders.balance_leaders`` and ``report.build_report``.
 
 In code: ``stage = broker_stage(cluster, request)`` (stage 1, a :class:`BrokerStage` holding the

@@ -1,9 +1,11 @@
-"""The byte stage of a ``balance=bytes`` plan: byte targets, the greedy moves, and what to report.
+"""The byte stage of ``balance=bytes`` and ``balance=both`` plans: byte targets, the moves (the
+greedy, or the count-keeping swaps), the inputs of the lower bound, and the report's notes.
 
-Runs on the driver in :func:`~kafka_zk_operator.domain.placement.planner.finish_plan` (the broker
-stage leaves every replica in place when bytes are balanced), so the Spark job and the core make
-the same plan. Figures are exact integer sums; the notes say which brokers the plan could not bring
-into their band and why.
+Runs on the driver in :func:`~kafka_zk_operator.domain.placement.planner.finish_plan`: with
+``bytes`` the broker stage leaves every replica in place and this stage moves them all; with
+``both`` it follows the count plan (stage 2 and repair). Either way the Spark job and the core run
+the same code on the same matrix, so they make the same plan. The notes say which brokers the plan
+could not bring into their band and why.
 """
 
 from __future__ import annotations

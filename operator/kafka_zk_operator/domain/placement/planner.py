@@ -16,6 +16,11 @@ ALGORITHM
     (:mod:`transport`) -> per-group selection (:mod:`select`) -> global repair (:mod:`repair`) ->
     exact polish on small instances when M_LB is missed (:mod:`exact`) -> leaders
     (:mod:`leaders`) -> report recomputed from the matrices (:mod:`report`).
+
+    With ``balance=bytes`` goals 2 and 3 become bytes per broker within a band and few bytes
+    copied (counts second): stage 1 hands out no quota and :mod:`byte_stage` makes every move
+    before the leaders. With ``balance=both`` the count plan is made as above and
+    :mod:`byte_stage` then swaps replicas to even the bytes, keeping every count.
 """
 
 from __future__ import annotations
