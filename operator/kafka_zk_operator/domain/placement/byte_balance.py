@@ -305,12 +305,17 @@ def balance_bytes(
         if not done:
             stuck_taker[t] = True
 
-    _even_counts(mover, eligible, target, limit, ctarget, band, rack, ctx.n_racks, crossing)
+    not_emptied = ~eligible & (cand.left_alive > 0)
+    # The count pass may move replicas this plan placed too (a broker that was empty holds only
+    # those): a plan is an end state, so a replica moved twice is still copied once.
+    again = _Mover(state, _Candidates(state.rep, movable, sizes, width), sizes, held, count)
+    _even_counts(again, eligible, target, limit, ctarget, band, rack, ctx.n_racks, crossing)
     final = held - target
     slack = band * 1.001  # a broker on the edge of its band is in it
-    givers_left = np.flatnonzero((eligible & (final > slack)) | (~eligible & (cand.left_alive > 0)))
+    givers_left = np.flatnonzero((eligible & (final > slack)) | not_emptied)
     takers_left = np.flatnonzero(eligible & (final < -slack))
-    return ByteBalance(state.rep, mover.moves, givers_left.astype(np.int64), takers_left.astype(np.int64))
+    moves = mover.moves + again.moves
+    return ByteBalance(state.rep, moves, givers_left.astype(np.int64), takers_left.astype(np.int64))
 
 
 def swap_bytes(
@@ -382,7 +387,8 @@ def _even_counts(
     crossing: bool,
 ) -> None:
     """Secondary aim: move the smallest replicas from brokers above their count target to brokers
-    below it, only as far as both stay inside their byte band."""
+    below it, only as far as both stay inside their byte band; where a broker has no byte room,
+    trade two of its smallest replicas for one of about their size."""
     held, count, cand = mover.held, mover.count, mover.cand
     stuck = np.zeros(len(held), dtype=np.bool_)
     low = np.iinfo(np.int64).min
@@ -399,6 +405,14 @@ def _even_counts(
                 continue
             cap = min(min(target[t] + band, limit[t]) - held[t], held[g] - (target[g] - band))
             if mover.move_smallest(g, t, min(int(spare[g]), int(lack[t]), _BATCH), cap):
+                done = True
+                break
+            # No byte room for a plain move: g sends its two smallest, t sends back one replica of
+            # about their size, so both stay in their byte band and the counts move by one.
+            key_g, key_t = held[g] - target[g], held[t] - target[t]
+            lowest = max(-band - key_g, key_t - band, held[t] - limit[t])
+            highest = min(band - key_g, key_t + band, limit[g] - held[g])
+            if lowest <= highest and mover.trade(g, t, lowest, highest):
                 done = True
                 break
         if not done:
@@ -484,6 +498,40 @@ class _Mover:
                 self._apply(picked, g, t)
                 return True
             i += 1
+        return False
+
+    def trade(self, g: int, t: int, lowest: float, highest: float) -> bool:
+        """``g`` sends ``t`` its two smallest legal replicas and ``t`` sends back the smallest legal
+        replica that changes ``g``'s bytes by between ``lowest`` and ``highest``."""
+        cand = self.cand
+        g_start, g_end = cand.segment(g)
+        t_start, t_end = cand.segment(t)
+        pair: list[int] = []
+        i, looked = g_start, 0
+        while i < g_end and len(pair) < 2 and looked < _SCAN_LIMIT:
+            if i not in cand.gone:
+                if self._legal(int(cand.row[i]), g, t):
+                    pair.append(i)
+                looked += 1
+            i += 1
+        if len(pair) < 2:
+            return False
+        sent = float(cand.size[pair[0]] + cand.size[pair[1]])
+        low, high = sent + lowest, sent + highest
+        if high < 0:
+            return False
+        j = int(np.searchsorted(cand.size[t_start:t_end], max(0.0, low), side="left")) + t_start
+        looked = 0
+        while j < t_end and looked < _SCAN_LIMIT:
+            if j not in cand.gone:
+                if float(cand.size[j]) > high:
+                    return False
+                if self._legal(int(cand.row[j]), t, g):
+                    self._apply(pair, g, t)
+                    self._apply([j], t, g)
+                    return True
+                looked += 1
+            j += 1
         return False
 
     def move_smallest(self, g: int, t: int, many: int, cap: float) -> bool:
