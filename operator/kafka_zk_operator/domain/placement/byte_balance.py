@@ -6,12 +6,14 @@ GOALS (in priority order)
        (UNPLACED slots of a replication-factor increase or rack repair) get a broker, rows that are
        not movable (excluded topics) never change.
     2. Every eligible broker's bytes within ``target ± band`` (:func:`byte_targets`).
-    3. Few bytes copied: a replica moves at most once, from a broker above its band (or one that
-       must empty) to one with room, and each move is sized to what the two brokers need, so the
-       plan stays close to :func:`bytes_lower_bound`.
+    3. Few bytes copied: the byte moves go from a broker above its band (or one that must empty)
+       to one with room, each sized to what the two brokers need, so the plan stays close to
+       :func:`bytes_lower_bound`.
     4. Replica counts, second: when the giver holds more replicas than its count target and the
        receiver fewer, the bytes are carried by that many replicas of typical size rather than by a
-       few large ones.
+       few large ones; a last pass moves (or trades two for one) small replicas towards the count
+       targets inside the byte bands. A plan is an end state: a replica that moves twice while it
+       is planned is still copied once.
 
 TARGETS
     Bytes per broker are the sizes of the partitions it holds a replica of. A rack may hold at
