@@ -110,12 +110,8 @@ def byte_targets(
         [float((size_m * np.minimum(hi_row, ctx.rack_sizes[r])).sum()) for r in range(k)]
     )
 
-    def at_level(x: float) -> FloatArray:
-        level: FloatArray = np.minimum(np.maximum(x, fixed), ceiling)
-        return level
-
     def rack_totals(x: float) -> FloatArray:
-        per_rack = np.bincount(rack[eligible], weights=at_level(x)[eligible], minlength=k)
+        per_rack = np.bincount(rack[eligible], weights=_fill(x, fixed, ceiling)[eligible], minlength=k)
         out: FloatArray = np.clip(per_rack, rack_lo, np.maximum(rack_lo, rack_hi))
         return out
 
@@ -125,7 +121,7 @@ def byte_targets(
         members = eligible & (rack == r)
         floor, ceil = fixed[members], ceiling[members]
         mu = _level(functools.partial(_filled, floor=floor, ceiling=ceil), float(rack_total[r]))
-        target[members] = np.minimum(np.maximum(mu, floor), ceil)
+        target[members] = _fill(mu, floor, ceil)
     mean = total / max(1, int(eligible.sum()))
     pinned = eligible & (target > mean * (1.0 + tolerance))
     short = 0.0 if capacity is None else max(0.0, total - float(target.sum()))
@@ -135,8 +131,14 @@ def byte_targets(
 
 
 def _filled(level: float, *, floor: FloatArray, ceiling: FloatArray) -> float:
-    """Bytes held by brokers filled to ``level`` between their floors and ceilings."""
-    return float(np.minimum(np.maximum(level, floor), ceiling).sum())
+    """Bytes held by brokers filled to ``level`` (:func:`_fill`), summed."""
+    return float(_fill(level, floor, ceiling).sum())
+
+
+def _fill(level: float, floor: FloatArray, ceiling: FloatArray) -> FloatArray:
+    """Each broker's bytes when filled to ``level``, never below its floor nor above its ceiling."""
+    out: FloatArray = np.minimum(np.maximum(level, floor), ceiling)
+    return out
 
 
 def _level(total_at: Callable[[float], float], goal: float) -> float:
