@@ -556,3 +556,31 @@ def test_api_connections_default_and_override() -> None:
 def test_api_connections_must_be_a_whole_number_from_1(value: str) -> None:
     message = _error(_zk(KZO_API_CONNECTIONS=value))
     assert message.startswith(f"KZO_API_CONNECTIONS={value!r} is not valid: use a whole number from 1")
+
+
+# --- bootstrapServers (partition sizes for byte-balanced reassignments) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        ("    bootstrapServers: kafka-0:9092\n", "kafka-0:9092"),
+        ("    bootstrapServers: 'kafka-0:9092, kafka-1:9092'\n", "kafka-0:9092,kafka-1:9092"),
+        ("", None),
+    ],
+)
+def test_bootstrap_servers_are_read(tmp_path: Path, snippet: str, expected: str | None) -> None:
+    (cluster,) = load({"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + snippet)}).clusters
+    assert cluster.bootstrap_servers == expected
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        ("    bootstrapServers: 9092\n", "must be a string HOST:PORT"),
+        ("    bootstrapServers: kafka-0\n", "'kafka-0' is not HOST:PORT"),
+        ("    bootstrapServers: 'kafka-0:9092,kafka-1:99999'\n", "'kafka-1:99999' is not HOST:PORT"),
+    ],
+)
+def test_bad_bootstrap_servers_are_one_line(tmp_path: Path, snippet: str, expected: str) -> None:
+    assert expected in _file_error(tmp_path, CLUSTER + snippet)

@@ -149,3 +149,34 @@ def test_explicit_json_through_the_spec() -> None:
         {"mode": "Explicit", "reassignmentJson": doc({"topic": "a", "partition": 0, "replicas": [3]})}
     )
     assert request.partitions == (RequestedPartition("a", 0, (3,)),)
+
+
+@pytest.mark.parametrize("balance", ["bytes", "both"])
+def test_balance_reaches_the_engine_requests(balance: str) -> None:
+    from kafka_zk_operator.domain import placement
+    from kafka_zk_operator.domain.reassignment_plan import ClusterView
+    from kafka_zk_operator.domain.reassignment_request import rule_of
+
+    request = parse_request({"mode": "Rebalance", "balance": balance})
+    assert request.balance == balance and request.needs_sizes
+    view = ClusterView(brokers={1: None, 2: None}, assignments={"t": {0: (1, 2)}})
+    rule = rule_of(request)
+    assert rule.engine_requests is not None
+    (engine,) = rule.engine_requests(request, view)
+    assert engine.balance is placement.Balance(balance)
+    assert not parse_request({"mode": "Rebalance"}).needs_sizes
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"mode": "Rebalance", "balance": "disk"}, "spec.balance is 'disk'; expected one of: replicas, bytes, both"),
+        (
+            {"mode": "Explicit", "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}], "balance": "bytes"},
+            "spec.balance is only used by the computed modes",
+        ),
+    ],
+)
+def test_bad_balance_is_refused_with_the_field(spec: dict[str, Any], message: str) -> None:
+    with pytest.raises(errors.InvalidSpec, match=message):
+        parse_request(spec)

@@ -11,6 +11,8 @@ Environment variables (the Helm chart sets them; every one has a default):
             sessionTimeoutSeconds: 18
             secureAcls: false                 # true when the brokers run with zookeeper.set.acl=true
             kafkaVersion: "2.8"               # optional: the oldest Kafka line the brokers run (see below)
+            bootstrapServers: kafka-0.kafka:9092,kafka-1.kafka:9092  # optional: plaintext listeners, for
+                                              # partition sizes (PartitionReassignment spec.balance)
             sasl:                             # optional: the brokers' ZooKeeper identity
               mechanism: DIGEST-MD5
               usernameFile: /etc/kzo/zk/username

@@ -227,7 +227,27 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
         name=name,
         zookeeper=zk,
         kafka_version=kafka_version(raw.get("kafkaVersion"), f"{where}.kafkaVersion"),
+        bootstrap_servers=_bootstrap_servers(raw.get("bootstrapServers"), f"{where}.bootstrapServers"),
     )
+
+
+_HOST_PORT = re.compile(r"^[A-Za-z0-9._\[\]:-]+:[0-9]{1,5}$")
+
+
+def _bootstrap_servers(value: object, where: str) -> str | None:
+    """``HOST:PORT[,HOST:PORT...]`` (Kafka's plaintext listeners), or ``None``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{where} must be a string HOST:PORT[,HOST:PORT...], got {kind_of(value)}")
+    parts = [part.strip() for part in value.split(",")]
+    bad = [part for part in parts if not _HOST_PORT.match(part) or not 0 < int(part.rsplit(":", 1)[1]) < 65536]
+    if bad:
+        raise SettingsError(
+            f"{where}: {bad[0]!r} is not HOST:PORT; expected the brokers' plaintext listeners, "
+            "e.g. 'kafka-0:9092,kafka-1:9092'"
+        )
+    return ",".join(parts)
 
 
 def _one_keytab(clusters: list[ClusterSettings], label: str) -> None:

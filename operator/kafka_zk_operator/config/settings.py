@@ -22,6 +22,9 @@ class ClusterSettings:
     zookeeper: ZkConnectionSettings
     #: ``kafkaVersion``: the oldest line the brokers run; ``None`` infers it from the registrations.
     kafka_version: kafka_lines.KafkaLine | None = None
+    #: ``bootstrapServers``: Kafka listeners (plaintext ``HOST:PORT,...``) for what only the
+    #: brokers know (partition sizes, for byte-balanced reassignments); ``None``: not configured.
+    bootstrap_servers: str | None = None
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,14 @@ def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:
     for row, (_, _, reps) in enumerate(rows):
         replicas[row, : len(reps)] = [index[b] for b in reps]
     topic_index = {t: i for i, t in enumerate(topics)}
+    sizes = np.array([cluster.sizes.get((t, p), 0) for t, p, _ in rows], dtype=np.int64) if cluster.sizes else None
     return placement.build_arrays(
         brokers,
         topics,
         np.array([topic_index[t] for t, _, _ in rows], dtype=np.int64),
         np.array([p for _, p, _ in rows], dtype=np.int64),
         replicas,
+        sizes,
     )
 
 

@@ -41,6 +41,9 @@ class ClusterView:
     assignments: Mapping[TopicName, Mapping[PartitionId, tuple[BrokerId, ...]]]
     moving: frozenset[tuple[TopicName, PartitionId]] = frozenset()
     deleting: frozenset[TopicName] = frozenset()
+    #: Bytes per partition (the largest replica's log, from the brokers' DescribeLogDirs); empty
+    #: unless a plan balances bytes. A partition missing here counts as 0 bytes.
+    sizes: Mapping[tuple[TopicName, PartitionId], int] = field(default_factory=dict)
 
     @property
     def has_racks(self) -> bool:

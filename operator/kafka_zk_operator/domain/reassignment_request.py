@@ -66,6 +66,13 @@ class ReassignmentRequest:
     preferred_leader_election: bool = True
     rack_policy: RackPolicy = RackPolicy.ENFORCE
     tolerance: int = 0
+    #: What the computed modes even out: ``replicas``, ``bytes`` or ``both`` (placement.Balance).
+    balance: str = "replicas"
+
+    @property
+    def needs_sizes(self) -> bool:
+        """Whether planning needs partition sizes (read from the brokers, ZooKeeper has none)."""
+        return self.balance != "replicas"
 
 
 Planner = Callable[[ReassignmentRequest, ClusterView], ReassignmentPlan]
@@ -123,7 +130,14 @@ def _broker_requests(mode: Mode) -> EngineRequests:
         from kafka_zk_operator.domain import placement
 
         _registered(request, cluster)
-        return [placement.PlanRequest(mode=mode, brokers=request.brokers, tolerance=request.tolerance)]
+        return [
+            placement.PlanRequest(
+                mode=mode,
+                brokers=request.brokers,
+                tolerance=request.tolerance,
+                balance=placement.Balance(request.balance),
+            )
+        ]
 
     return requests
 
@@ -154,7 +168,11 @@ def _rebalance_requests(request: ReassignmentRequest, cluster: ClusterView) -> l
         raise errors.InvalidSpec("spec.topics / spec.topicsRegex select no existing topic")
     return [
         placement.PlanRequest(
-            mode=Mode.REBALANCE, topics=include, exclude_topics=exclude, tolerance=request.tolerance
+            mode=Mode.REBALANCE,
+            topics=include,
+            exclude_topics=exclude,
+            tolerance=request.tolerance,
+            balance=placement.Balance(request.balance),
         )
     ]
 
@@ -183,6 +201,7 @@ def _replication_factor_requests(
             topics=_alternation(names),
             replication_factor=rf,
             tolerance=request.tolerance,
+            balance=placement.Balance(request.balance),
         )
         for rf, names in sorted(by_rf.items())
     ]
@@ -306,6 +325,23 @@ def _batch(spec: Mapping[str, Any]) -> BatchLimits:
     )
 
 
+_BALANCES = ("replicas", "bytes", "both")
+
+
+def _balance(spec: Mapping[str, Any], rule: ModeRule) -> str:
+    value = spec.get("balance")
+    if value is None:
+        return "replicas"
+    if value not in _BALANCES:
+        raise errors.InvalidSpec(f"spec.balance is {value!r}; expected one of: {', '.join(_BALANCES)}")
+    if value != "replicas" and rule.engine_requests is None:
+        raise errors.InvalidSpec(
+            "spec.balance is only used by the computed modes (AddBrokers, RemoveBrokers, Rebalance, "
+            "ReplicationFactor)"
+        )
+    return str(value)
+
+
 def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
     """The request a ``spec`` makes. :raises InvalidSpec: with the field path."""
     if "mode" not in spec:
@@ -329,6 +365,7 @@ def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
         preferred_leader_election=bool(spec.get("preferredLeaderElection", True)),
         rack_policy=enum_field(spec.get("rackPolicy"), RackPolicy, "spec.rackPolicy", RackPolicy.ENFORCE),
         tolerance=int_field(spec.get("tolerance", 0), "spec.tolerance", minimum=0),
+        balance=_balance(spec, rule),
     )
     for needed in rule.needs:
         if not spec.get(needed):

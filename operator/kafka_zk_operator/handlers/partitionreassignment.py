@@ -128,6 +128,7 @@ def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> N
             cluster_of=lambda other: _cluster_name(memo, other),
             settings=_settings(),
             now=datetime.now(UTC),
+            sizes_for=lambda: pool.get(resource.cluster_name).partition_sizes(),
         )
     _post(body, result.events)
     status = result.status

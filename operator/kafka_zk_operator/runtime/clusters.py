@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 
 from kafka_zk_operator import metrics
+from kafka_zk_operator.adapters.kafka import log_dirs
 from kafka_zk_operator.adapters.zk import fence, session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
@@ -47,6 +48,21 @@ class ClusterRuntime:
         self.health: HealthReporter | None = None
         #: ``/brokers/ids`` was seen once: the chroot is a Kafka cluster's.
         self._kafka_seen = False
+
+    def partition_sizes(self) -> dict[tuple[str, int], int]:
+        """Bytes per partition, from the brokers' DescribeLogDirs through ``bootstrapServers``.
+
+        :raises NotSupported: the cluster has no ``bootstrapServers``.
+        :raises ClusterUnavailable: the brokers could not be asked (retried by the caller).
+        """
+        bootstrap = self.settings.bootstrap_servers
+        if bootstrap is None:
+            raise errors.NotSupported(
+                f"balancing bytes needs partition sizes, which only the brokers report, and cluster "
+                f"{self.name!r} has no bootstrapServers: add its plaintext listeners to the clusters file "
+                "(clusters[].bootstrapServers, e.g. 'kafka-0:9092,kafka-1:9092'), or use balance replicas"
+            )
+        return log_dirs.fetch_sizes(bootstrap, client_id=f"kzo-operator-{self.name}")
 
     def store(self) -> ZkStore:
         """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""

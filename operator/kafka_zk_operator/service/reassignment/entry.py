@@ -3,7 +3,7 @@ the poll timer) and :func:`delete` (before the finalizer goes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
@@ -55,8 +55,12 @@ def reconcile(
     cluster_of: ClusterOf,
     settings: Settings,
     now: datetime,
+    sizes_for: Callable[[], Mapping[tuple[str, int], int]] | None = None,
 ) -> Result:
-    """Take the next step of one reassignment. Never raises ``KzoError`` for cluster problems."""
+    """Take the next step of one reassignment. Never raises ``KzoError`` for cluster problems.
+
+    ``sizes_for`` reads the partition sizes a byte-balanced plan needs (``spec.balance``); without
+    it such a plan is refused."""
     body = api.get(ref)
     if body is None:
         return Result()
@@ -64,6 +68,7 @@ def reconcile(
     if resource.deleting:
         return Result()
     run = Run(resource, api, now, settings)
+    run.sizes_for = sizes_for
     try:
         run.store = store_for()
         reconcile_run(run, queue, cluster, cluster_of)

@@ -71,6 +71,24 @@ def read_cluster(store: ZkStore, topics: Sequence[str] | None = None) -> Cluster
     return ClusterView(brokers=brokers, assignments=assignments, moving=frozenset(moving), deleting=deleting)
 
 
+def partition_sizes(
+    sizes_for: Callable[[], Mapping[tuple[str, int], int]] | None,
+) -> Mapping[tuple[str, int], int]:
+    """Bytes per partition for a byte-balanced plan (``spec.balance`` bytes or both).
+
+    :raises NotSupported: no way to read them; :raises ClusterUnavailable: the brokers did not answer.
+    """
+    if sizes_for is None:
+        raise errors.NotSupported("balancing bytes needs partition sizes, and this operator cannot read them")
+    sizes = sizes_for()
+    if not any(sizes.values()):
+        raise errors.NotSupported(
+            "balancing bytes needs partition sizes, and the brokers report none above 0 bytes (empty "
+            "topics): use balance replicas"
+        )
+    return sizes
+
+
 @dataclass(frozen=True)
 class Proposal:
     id: str

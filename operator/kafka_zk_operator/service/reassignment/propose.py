@@ -153,6 +153,8 @@ def current_proposal(run: Run, request: ReassignmentRequest, *, force: bool) -> 
         return proposals.load_plan(run.api, run.resource, run.status)
     view = proposals.read_cluster(run.zk())
     proposals.refuse_if_empty_cluster(view)
+    if request.needs_sizes:
+        view = dataclasses.replace(view, sizes=proposals.partition_sizes(run.sizes_for))
     job_key = (run.resource.uid, str(run.resource.generation))
     finished: list[offload.FinishedJob] = []
     made = proposals.make_proposal(

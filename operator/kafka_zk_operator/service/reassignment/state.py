@@ -73,6 +73,8 @@ class Run:
         self.status = self.stored
         self.result = Result()
         self.store: ZkStore | None = None
+        #: reads bytes per partition from the brokers, for byte-balanced plans (None: cannot)
+        self.sizes_for: Callable[[], Mapping[tuple[str, int], int]] | None = None
         self.verdict: Verdict | None = None
         self.warnings: list[str] = []
         #: status attributes this run changed, in order
