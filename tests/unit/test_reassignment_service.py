@@ -680,3 +680,50 @@ def test_a_throttle_on_a_line_without_throttles_waits_for_the_spec_and_writes_no
     del api.body["spec"]["throttle"]  # what the message asks for
     step(api, zk)
     assert zk.reassign is not None and zk.configs == configs_before
+
+
+def test_a_throttled_plan_with_sizes_keeps_them_and_balances_bytes_per_batch(
+    zk: FakeZk, journal: list[str]
+) -> None:
+    """Brokers 3 and 4 each receive one big and one small partition, in that plan order: by
+    counts, batch 1 would be {0, 1} (broker 3's two) and batch 2 {2, 3}, each as long as a big one;
+    by bytes, the two big ones copy side by side, then the two small ones."""
+    zk.topics["t"] = {0: (1, 2), 1: (2, 1), 2: (2, 1), 3: (1, 2)}
+    zk.brokers[4] = "d"
+    wanted = {0: [3, 2], 1: [3, 1], 2: [4, 1], 3: [4, 2]}
+    sizes = {("t", 0): 900, ("t", 1): 100, ("t", 2): 1000, ("t", 3): 90}
+    partitions = [{"topic": "t", "partition": p, "replicas": r} for p, r in wanted.items()]
+    api = FakeApi(body(partitions=partitions, throttle=100, batch={"maxPartitions": 2}), journal)
+
+    def run() -> reassignments.Result:
+        return reassignments.reconcile(
+            ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), cluster="c", queue=(),
+            cluster_of=lambda b: "c", settings=reassignments.Settings(), now=NOW, sizes_for=lambda: sizes,
+        )  # fmt: skip
+
+    result = run()
+    status = api.body["status"]
+    # Broker 2 leads partitions 1 and 2: it sends 1,100 bytes, more than broker 4 receives.
+    assert status["proposal"]["bytesMoved"] == 2090 and status["proposal"]["busiestBrokerBytes"] == 1100
+    assert [entry["bytes"] for entry in status["plan"]] == [900, 100, 1000, 90]
+    assert result.batch_in_flight
+    assert [e.partition for e in zk.reassign or []] == [0, 2]
+    zk.finish_reassignment()
+    assert run().batch_in_flight  # batch 2 submitted in the same pass
+    zk.finish_reassignment()
+    finished = run()
+    assert not finished.batch_in_flight and api.body["status"]["phase"] == "Completed"
+
+
+def test_without_a_throttle_no_sizes_are_read(zk: FakeZk, journal: list[str]) -> None:
+    api = FakeApi(body(partitions=MOVES[:1]), journal)
+
+    def unreadable() -> dict[tuple[str, int], int]:
+        raise AssertionError("sizes read for an unthrottled Explicit plan")
+
+    reassignments.reconcile(
+        ("ns", "r"), cast(Any, api), lambda: cast(ZkStore, zk), cluster="c", queue=(),
+        cluster_of=lambda b: "c", settings=reassignments.Settings(), now=NOW, sizes_for=unreadable,
+    )  # fmt: skip
+    assert "bytesMoved" not in api.body["status"]["proposal"]
+    assert "bytes" not in api.body["status"]["plan"][0]

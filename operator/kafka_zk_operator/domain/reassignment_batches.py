@@ -6,11 +6,26 @@ moving a replica from broker 1 to 4 counts one for broker 1 and one for broker 4
 touches a broker at most once, so any single partition fits an empty batch: every plan is
 batchable and batching never reorders the execution of a batch's partitions.
 
-Algorithm: first fit in plan order. Each move goes to the earliest batch that still has room for
+Two ways to fill them, both deterministic (the same plan and limits always give the same
+batches, which is what lets a restarted operator find its place from
+``status.progress.currentBatch`` alone):
+
+* **by counts** (no move carries a size): first fit in plan order, below;
+* **by bytes** (the plan's moves carry ``replica_bytes``, read from the brokers): a batch takes as
+  long as its busiest broker needs to copy its bytes at the throttle (a receiving broker fetches
+  at most ``follower.replication.throttled.rate``, a leader sends at most
+  ``leader.replication.throttled.rate``), and one batch runs at a time, so the run takes the sum
+  of those maxima. That sum reaches its floor, the busiest broker's total over the throttle,
+  only when every batch gives the brokers bytes in the same proportion as their totals: the
+  busiest broker then never waits for another. :func:`make_byte_batches` places the largest
+  moves first, each into the batch whose duration it lengthens least (ties: the batch where its
+  brokers hold the least, then the earliest), opening a batch only when none has room under the
+  limits. The sender of a move is its current first replica (the leader Kafka keeps while it
+  adds the new replicas, when leadership is preferred).
+
+First fit in plan order. Each move goes to the earliest batch that still has room for
 it; per broker and for the partition count a pointer remembers the first batch with room, so the
-pass is close to linear even for plans of millions of partitions. Deterministic: the same plan
-and limits always give the same batches, which is what lets a restarted operator find its place
-from ``status.progress.currentBatch`` alone.
+pass is close to linear even for plans of millions of partitions.
 
 Pure: no I/O.
 """
@@ -18,12 +33,18 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_spec import BatchLimits
 
 Batch = tuple[PartitionMove, ...]
+
+#: Batches a move of a byte-sized plan is weighed against, at most (see make_byte_batches).
+SCAN_LIMIT = 64
+#: Plans with more moves keep the first pass only (the second costs several times as much there,
+#: where every batch it weighs has room).
+SECOND_PASS_LIMIT = 50_000
 
 
 def brokers_touched(move: PartitionMove) -> tuple[int, ...]:
@@ -32,9 +53,12 @@ def brokers_touched(move: PartitionMove) -> tuple[int, ...]:
 
 
 def make_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tuple[Batch, ...]:
-    """The batches of a plan, in execution order (every move in exactly one batch)."""
+    """The batches of a plan, in execution order (every move in exactly one batch): by bytes
+    when the moves carry sizes, else by counts."""
     if limits.max_partitions < 1 or limits.max_moves_per_broker < 1:
         raise ValueError("batch limits must be positive")
+    if any(move.replica_bytes for move in moves):
+        return make_byte_batches(moves, limits)
     sizes: list[int] = []
     members: list[list[PartitionMove]] = []
     load: defaultdict[tuple[int, int], int] = defaultdict(int)  # (batch, broker) -> moves
@@ -73,3 +97,134 @@ def batch_loads(batch: Sequence[PartitionMove]) -> dict[int, int]:
         for b in brokers_touched(move):
             counts[b] += 1
     return dict(counts)
+
+
+def copy_loads(move: PartitionMove) -> dict[int, int]:
+    """Bytes a move makes each broker fetch (an added replica) or send (the leader, once per
+    added replica). A broker that both sends and receives is limited by the larger of the two
+    throttles' work, so the two are kept apart by sign of the key: receivers ``b``, senders ``~b``."""
+    size = move.replica_bytes or 0
+    added = move.added
+    if not size or not added:
+        return {}
+    loads: dict[int, int] = {b: size for b in added}
+    if move.source:
+        loads[~move.source[0]] = size * len(added)
+    return loads
+
+
+def copy_seconds(batches: Sequence[Batch], rate: float) -> float:
+    """How long copying the batches takes at ``rate`` bytes/s per broker and direction, one batch
+    after another: the sum over batches of the busiest broker's bytes (no overhead counted)."""
+    total = 0
+    for batch in batches:
+        loads: defaultdict[int, int] = defaultdict(int)
+        for move in batch:
+            for key, amount in copy_loads(move).items():
+                loads[key] += amount
+        total += max(loads.values(), default=0)
+    return total / rate
+
+
+def copy_bound_seconds(moves: Sequence[PartitionMove], rate: float) -> float:
+    """The floor for any batching: the busiest broker's bytes in one direction over ``rate``."""
+    loads: defaultdict[int, int] = defaultdict(int)
+    for move in moves:
+        for key, amount in copy_loads(move).items():
+            loads[key] += amount
+    return max(loads.values(), default=0) / rate
+
+
+def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tuple[Batch, ...]:
+    """Batches whose busiest broker's bytes add up to as little as the limits allow (module doc).
+
+    Two greedy passes, largest moves first (plan order among equals): each move goes to the batch
+    with room that it lengthens least, then where its brokers' share of their own totals stays
+    smallest, then the earliest. The first pass opens a batch only when none has room and so
+    finds how many batches the limits need; the second starts with that many open, so the
+    largest moves spread over all of them instead of piling into the first. The better of the two
+    (copy time, then fewer batches) is kept; plans of more than :data:`SECOND_PASS_LIMIT` moves
+    make the first pass only. Moves that copy nothing (reorders, replica removals)
+    go to the earliest batch with room. A move is weighed against at most :data:`SCAN_LIMIT`
+    batches from the first with room for it (all of them on plans of up to that many batches; the
+    pass stays linear on larger ones, as first fit). Within a batch, moves keep plan order.
+    """
+    totals: defaultdict[int, int] = defaultdict(int)
+    for move in moves:
+        for key, amount in copy_loads(move).items():
+            totals[key] += amount
+    order = sorted(range(len(moves)), key=lambda i: (-(moves[i].replica_bytes or 0) * moves[i].moves, i))
+    first = _greedy_batches(moves, order, limits, totals, opened=0)
+    if len(moves) > SECOND_PASS_LIMIT:
+        return first
+    second = _greedy_batches(moves, order, limits, totals, opened=len(first))
+    return min((second, first), key=lambda batches: (copy_seconds(batches, 1.0), len(batches)))
+
+
+def _greedy_batches(
+    moves: Sequence[PartitionMove],
+    order: Sequence[int],
+    limits: BatchLimits,
+    totals: Mapping[int, int],
+    *,
+    opened: int,
+) -> tuple[Batch, ...]:
+    sizes: list[int] = []
+    counts: list[defaultdict[int, int]] = []  # batch -> broker -> replica moves in or out
+    loads: list[defaultdict[int, int]] = []  # batch -> copy_loads key -> bytes
+    longest: list[int] = []
+    members: list[list[int]] = []
+
+    def open_batch() -> None:
+        sizes.append(0)
+        counts.append(defaultdict(int))
+        loads.append(defaultdict(int))
+        longest.append(0)
+        members.append([])
+
+    for _ in range(opened):
+        open_batch()
+    max_partitions, max_moves = limits.max_partitions, limits.max_moves_per_broker
+    first_open = 0
+    first_open_for: defaultdict[int, int] = defaultdict(int)
+    for index in order:
+        move = moves[index]
+        touched = brokers_touched(move)
+        copies = copy_loads(move)
+        weighted = [(k, v, 1.0 / totals[k]) for k, v in copies.items()]
+        best: tuple[int, float, int] | None = None
+        candidate = max([first_open, *(first_open_for[x] for x in touched)])
+        end = min(len(sizes), candidate + SCAN_LIMIT)
+        while candidate < end:
+            if sizes[candidate] < max_partitions and all(counts[candidate][x] < max_moves for x in touched):
+                if not weighted:
+                    best = (0, 0.0, candidate)
+                    break  # copies nothing: the earliest batch with room
+                held = loads[candidate]
+                grown, share = 0, 0.0
+                for k, v, inverse in weighted:
+                    amount = held[k] + v
+                    grown = max(grown, amount)
+                    share = max(share, amount * inverse)
+                key = (max(0, grown - longest[candidate]), share, candidate)
+                if best is None or key < best:
+                    best = key
+            candidate += 1
+        if best is None:
+            open_batch()
+            chosen = len(sizes) - 1
+        else:
+            chosen = best[2]
+        sizes[chosen] += 1
+        for x in touched:
+            counts[chosen][x] += 1
+        for k, v in copies.items():
+            loads[chosen][k] += v
+            longest[chosen] = max(longest[chosen], loads[chosen][k])
+        members[chosen].append(index)
+        while first_open < len(sizes) and sizes[first_open] >= limits.max_partitions:
+            first_open += 1
+        for x in touched:
+            while first_open_for[x] < len(sizes) and counts[first_open_for[x]][x] >= limits.max_moves_per_broker:
+                first_open_for[x] += 1
+    return tuple(tuple(moves[i] for i in sorted(batch)) for batch in members if batch)

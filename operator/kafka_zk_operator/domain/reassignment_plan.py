@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafka_zk_operator.domain import errors
@@ -63,6 +63,9 @@ class PartitionMove:
     partition: PartitionId
     source: tuple[BrokerId, ...]
     target: tuple[BrokerId, ...]
+    #: Bytes of one replica (the partition's largest log) when the brokers reported sizes: what
+    #: each added replica copies. ``None``: unknown (batches are then formed by counts alone).
+    replica_bytes: int | None = None
 
     @property
     def name(self) -> str:
@@ -242,11 +245,29 @@ def summary_fields(summary: ProposalSummary) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ status form
 def plan_entries(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
-    """The ``{topic, partition, from, to}`` entries of ``status.plan`` and the plan ConfigMaps."""
+    """The ``{topic, partition, from, to[, bytes]}`` entries of ``status.plan`` and the plan
+    ConfigMaps (``bytes``: one replica's size, when known; the batches are formed from it)."""
     return [
-        {"topic": m.topic, "partition": m.partition, "from": list(m.source), "to": list(m.target)}
+        {
+            "topic": m.topic,
+            "partition": m.partition,
+            "from": list(m.source),
+            "to": list(m.target),
+            **({"bytes": m.replica_bytes} if m.replica_bytes is not None else {}),
+        }
         for m in moves
     ]
+
+
+def with_sizes(plan: ReassignmentPlan, sizes: Mapping[tuple[TopicName, PartitionId], int]) -> ReassignmentPlan:
+    """``plan`` with each move's replica size from ``sizes`` (a partition missing there: 0 bytes).
+    Unchanged when ``sizes`` is empty (the brokers were not asked)."""
+    if not sizes:
+        return plan
+    moves = tuple(
+        replace(m, replica_bytes=max(0, int(sizes.get((m.topic, m.partition), 0)))) for m in plan.moves
+    )
+    return replace(plan, moves=moves)
 
 
 def plan_from_entries(entries: Sequence[Mapping[str, Any]]) -> tuple[PartitionMove, ...]:
@@ -260,6 +281,7 @@ def plan_from_entries(entries: Sequence[Mapping[str, Any]]) -> tuple[PartitionMo
                     partition=int(entry["partition"]),
                     source=tuple(int(b) for b in entry.get("from") or ()),
                     target=tuple(int(b) for b in entry["to"]),
+                    replica_bytes=_stored_bytes(entry.get("bytes")),
                 )
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -268,3 +290,11 @@ def plan_from_entries(entries: Sequence[Mapping[str, Any]]) -> tuple[PartitionMo
                 f"{REFRESH_ANNOTATION}=true to compute a new proposal"
             ) from None
     return tuple(moves)
+
+
+def _stored_bytes(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"bytes must be a non-negative integer, got {value!r}")
+    return value

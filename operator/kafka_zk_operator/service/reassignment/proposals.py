@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import make_batches
+from kafka_zk_operator.domain.reassignment_batches import copy_bound_seconds, make_batches
 from kafka_zk_operator.domain.reassignment_plan import (
     ClusterView,
     PartitionMove,
@@ -27,6 +27,7 @@ from kafka_zk_operator.domain.reassignment_plan import (
     plan_id,
     summarize,
     summary_fields,
+    with_sizes,
 )
 from kafka_zk_operator.domain.reassignment_request import (
     BatchLimits,
@@ -89,6 +90,19 @@ def partition_sizes(
     return sizes
 
 
+def sizes_if_readable(
+    sizes_for: Callable[[], Mapping[tuple[str, int], int]] | None,
+) -> Mapping[tuple[str, int], int]:
+    """Partition sizes for the byte-balanced batches of a throttled plan when the brokers can
+    tell; else none, and the batches are formed by counts (as without a throttle)."""
+    if sizes_for is None:
+        return {}
+    try:
+        return sizes_for()
+    except errors.KzoError:  # no bootstrapServers, or the brokers did not answer
+        return {}
+
+
 @dataclass(frozen=True)
 class Proposal:
     id: str
@@ -111,6 +125,7 @@ def make_proposal(
         plan = planner(request, cluster)
     else:
         plan = plan_request(request, cluster)
+    plan = with_sizes(plan, cluster.sizes)  # the batches balance bytes when sizes are known
     ident = plan_id(plan, request.batch)
     summary = summarize(plan, cluster)
     batches = len(make_batches(plan.moves, request.batch))
@@ -119,6 +134,7 @@ def make_proposal(
         "computedAt": timestamp(now),
         **summary_fields(summary),
         "batches": batches,
+        **byte_fields(plan.moves, bool(cluster.sizes)),
         "batch": {
             "maxPartitions": request.batch.max_partitions,
             "maxMovesPerBroker": request.batch.max_moves_per_broker,
@@ -127,6 +143,16 @@ def make_proposal(
         "warnings": list(plan.warnings) or None,
     }
     return Proposal(id=ident, plan=plan, limits=request.batch, fields=fields)
+
+
+def byte_fields(moves: Sequence[PartitionMove], sized: bool) -> dict[str, int]:
+    """``bytesMoved`` and ``busiestBrokerBytes`` of ``status.proposal`` (none without sizes)."""
+    if not sized:
+        return {}
+    return {
+        "bytesMoved": sum((m.replica_bytes or 0) * m.moves for m in moves),
+        "busiestBrokerBytes": int(copy_bound_seconds(moves, 1.0)),
+    }
 
 
 def store_plan(

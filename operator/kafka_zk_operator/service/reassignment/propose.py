@@ -155,6 +155,8 @@ def current_proposal(run: Run, request: ReassignmentRequest, *, force: bool) -> 
     proposals.refuse_if_empty_cluster(view)
     if request.needs_sizes:
         view = dataclasses.replace(view, sizes=proposals.partition_sizes(run.sizes_for))
+    elif run.resource.spec.get("throttle"):  # sizes let the batches keep every broker busy
+        view = dataclasses.replace(view, sizes=proposals.sizes_if_readable(run.sizes_for))
     job_key = (run.resource.uid, str(run.resource.generation))
     finished: list[offload.FinishedJob] = []
     made = proposals.make_proposal(

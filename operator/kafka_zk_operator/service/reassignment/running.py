@@ -96,6 +96,7 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
                 )
             throttles.adjust_throttle(run, current, batch)
             report_in_flight(run, current, total, state, stop)
+            run.result.batch_in_flight = observation.owner is ZnodeOwner.OURS
             return
         if state.missing:
             names = ", ".join(f"{t}-{p}" for t, p in state.missing[:10])
@@ -177,6 +178,7 @@ def submit(
             Phase.RUNNING, Why.WAITING_FOR_EXTERNAL, "A reassignment znode appeared meanwhile; waiting."
         )
         return
+    run.result.batch_in_flight = True
     resubmitted = bool(run.progress.batch_started_at)
     if not resubmitted:
         run.set_progress(batch_started_at=timestamp(run.now))

@@ -44,6 +44,9 @@ class Result:
     events: list[Event] = field(default_factory=list)
     status: dict[str, Any] = field(default_factory=dict)
     replicas_moved: int = 0
+    #: A batch of this resource is in ``/admin/reassign_partitions`` (submitted or followed by this
+    #: pass): the next step comes when the controller changes that znode.
+    batch_in_flight: bool = False
     #: ``delete``: False while the finalizer must stay.
     done: bool = True
     message: str = ""
