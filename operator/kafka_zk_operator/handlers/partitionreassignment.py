@@ -1,6 +1,8 @@
 """kopf handlers for PartitionReassignment: create, update, resume and a poll timer all run the same
 level-based step (``service.reassignment.reconcile``); delete waits for the batch in flight and
-removes the throttles (``service.reassignment.delete``).
+removes the throttles (``service.reassignment.delete``). While a batch runs, the timer's handler
+stays on and takes the next step each time ``/admin/reassign_partitions`` changes (a ZooKeeper
+watch, ``runtime.znode_signal``): the next batch starts as soon as the controller ends the last.
 
 The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
 comes from a kopf index of the resources waiting to run; the service confirms it with a fresh
@@ -14,12 +16,13 @@ target replicas are not in sync is reported stuck.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,9 +38,11 @@ from kafka_zk_operator.domain.reassignment_resource import is_started, parse_res
 from kafka_zk_operator.domain.reassignment_status import is_terminal
 from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp
+from kafka_zk_operator.handlers.in_pool import run_in_pool_unless_stopped
 from kafka_zk_operator.handlers.waiting import StillWaiting
-from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
+from kafka_zk_operator.runtime.znode_signal import ZnodeSignal
 from kafka_zk_operator.service import reassignment as reassignments
 from kafka_zk_operator.service.events import Event
 
@@ -49,6 +54,10 @@ log = logging.getLogger(__name__)
 _apis: dict[tuple[str, ...], KubernetesReassignments] = {}
 _apis_guard = threading.Lock()
 _locks = KeyedLocks()
+#: Kafka cluster -> the signal of its ``/admin/reassign_partitions`` watch (one per cluster).
+_signals: dict[str, ZnodeSignal] = {}
+#: Shortest time between two passes of the poll loop (a guard: passes follow the znode's deletion).
+MIN_PASS_SECONDS = 0.25
 
 
 def _api(memo: Any) -> KubernetesReassignments:
@@ -94,22 +103,24 @@ def _settings() -> reassignments.Settings:
     return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS)
 
 
-def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll: bool = False) -> None:
-    """``poll``: the timer, whose next tick (``POLL_SECONDS``) is the retry of a pass that could not
+def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll: bool = False) -> bool:
+    """One pass; True when it left a batch of this resource in ``/admin/reassign_partitions``.
+
+    ``poll``: the timer, whose next tick (``POLL_SECONDS``) is the retry of a pass that could not
     reach ZooKeeper or the API server; it logs one warning line instead of an error with a
     traceback. The event handlers ask kopf to retry after ``POLL_SECONDS``."""
     ref = (body.metadata.namespace or "", body.metadata.name or "")
     try:
         with api.reachable("reconcile {}/{}".format(*ref)):
-            _reconcile_now(body, memo, index)
+            return _reconcile_now(body, memo, index)
     except errors.KzoError as error:
         if poll:
             log.warning("%s/%s: will retry in %.0f s: %s", *ref, POLL_SECONDS, error.message)
-            return
+            return False
         raise kopf.TemporaryError(error.message, delay=POLL_SECONDS) from error
 
 
-def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> None:
+def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> bool:
     started = time.monotonic()
     resource = parse_resource(body)
     pool: ClusterPool = memo.clusters
@@ -148,6 +159,7 @@ def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> N
         metrics.QUEUED_REASSIGNMENTS.labels(cluster).set(max(0, len(entries) - 1))
     metrics.RECONCILIATIONS.labels(KIND, str(status.get("phase") or "Unknown")).inc()
     metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
+    return result.batch_in_flight
 
 
 def _active(status: kopf.Status, annotations: Mapping[str, str], **_: Any) -> bool:
@@ -187,8 +199,30 @@ def partitionreassignment_update(body: kopf.Body, patch: kopf.Patch, memo: Any, 
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, interval=POLL_SECONDS, initial_delay=POLL_SECONDS, when=_active)
-def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
-    _reconcile(body, memo, kwargs["partitionreassignment_queue"], poll=True)
+async def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) -> None:
+    """Reconcile; while a batch of this resource runs, again as soon as the controller deletes
+    ``/admin/reassign_partitions`` (the batch is done), and at least every ``POLL_SECONDS``: the next batch starts as soon as the current one ends, so the brokers copy
+    without a pause between batches. Waiting holds no thread (an asyncio wait on a ZooKeeper
+    watch); each pass runs in kopf's pool like the sync handlers."""
+    index, stopped = kwargs["partitionreassignment_queue"], kwargs["stopped"]
+    cluster = _cluster_name(memo, body)
+    runtime: ClusterRuntime | None = memo.clusters.get(cluster) if cluster is not None else None
+    signal = _signals.setdefault(cluster or "", ZnodeSignal())
+
+    def arm(callback: Callable[[object], None]) -> bool:
+        assert runtime is not None
+        return runtime.store().watch_reassignment(callback)
+
+    while True:
+        passed = time.monotonic()
+        in_flight = await run_in_pool_unless_stopped(memo, stopped, _reconcile, body, memo, index, poll=True)
+        if not in_flight or runtime is None or stopped:
+            return
+        changed = await signal.wait(arm, POLL_SECONDS)
+        if stopped:
+            return
+        if changed:
+            await asyncio.sleep(max(0.0, MIN_PASS_SECONDS - (time.monotonic() - passed)))
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import znodes_admin, znodes_config, znodes_topics
@@ -67,6 +67,15 @@ class AdminRequestStore(StoreBase):
         if got is None:
             return None
         return Versioned(list(znodes_admin.ReassignPartitionsZNode.decode(got[0], path)), got[1].version)
+
+    def watch_reassignment(self, callback: Callable[[object], None]) -> bool:
+        """Have ZooKeeper call ``callback`` (on kazoo's thread) once, when
+        ``/admin/reassign_partitions`` is next created, changed or deleted - the controller
+        rewrites it as partitions finish and deletes it when the batch is done. A one-shot watch;
+        the same callback set again before it fires is still one watch (kazoo keeps a set).
+        Returns whether the znode exists now."""
+        with zk_errors.mapped(self.client, znodes_admin.REASSIGN_PARTITIONS_PATH):
+            return self.client.exists(znodes_admin.REASSIGN_PARTITIONS_PATH, watch=callback) is not None
 
     def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
         """Whether ``topic`` is in ``/admin/reassign_partitions``; (True, why) when that znode holds
