@@ -119,7 +119,7 @@ def _cases(tier: str, scenarios: list[str], cache: Path, seed: int) -> list[Case
                 else:
                     new = make_brokers(count, RACKS, first_id=n)
                 _save(base.with_brokers(new), path)
-            request = {"mode": "add-brokers", "brokers": list(range(n, n + count))}
+            request: dict[str, object] = {"mode": "add-brokers", "brokers": list(range(n, n + count))}
             cases.append(Case(tier, scenario, path, request))
         elif scenario == "remove":
             cases.append(Case(tier, scenario, base_file, {"mode": "remove-brokers", "brokers": [0]}))
