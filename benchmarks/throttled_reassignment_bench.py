@@ -990,6 +990,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             },
             "plan_matches_kafka": plan_matches,
+            "plan": status.get("plan"),  # with each partition's bytes: the batches can be recomputed
             "replica_moves": sum(len(v) for v in new.values()),
             "bytes_moved": measured.moved,
             "received_per_broker": measured.received,

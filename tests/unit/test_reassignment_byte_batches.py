@@ -12,6 +12,7 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import (
+    _polished,
     batch_loads,
     copy_bound_seconds,
     copy_loads,
@@ -117,3 +118,18 @@ def test_sizes_travel_with_the_stored_plan() -> None:
 def test_a_damaged_stored_size_is_refused_saying_how_to_recover(bad: object) -> None:
     with pytest.raises(errors.InvalidSpec, match=r"entry 0 is malformed.*refresh"):
         plan_from_entries([{"topic": "t", "partition": 0, "from": [1], "to": [2], "bytes": bad}])
+
+
+def test_full_batches_are_polished_by_swaps() -> None:
+    """One move per broker per batch: every batch is full, so only a swap can help. Pairing each
+    big copy with a small one (2 x 10) is what a first fit in plan order gives; the polish pairs the
+    two big ones and the two small ones (10 + 1)."""
+    big_5, small_6 = PartitionMove("t", 0, (1,), (5,), 10), PartitionMove("t", 1, (2,), (6,), 1)
+    small_5, big_6 = PartitionMove("t", 2, (3,), (5,), 1), PartitionMove("t", 3, (4,), (6,), 10)
+    limits = BatchLimits(max_partitions=2, max_moves_per_broker=1)
+    rank = {m: i for i, m in enumerate((big_5, small_6, small_5, big_6))}
+    polished = _polished([(big_5, small_6), (small_5, big_6)], limits, rank)
+    assert copy_seconds(polished, 1.0) == 11 == copy_bound_seconds(list(rank), 1.0)
+    assert {frozenset(batch) for batch in polished} == {frozenset({big_5, big_6}), frozenset({small_6, small_5})}
+    for batch in polished:
+        assert max(batch_loads(batch).values()) <= 1

@@ -20,7 +20,8 @@ batches, which is what lets a restarted operator find its place from
   busiest broker then never waits for another. :func:`make_byte_batches` places the largest
   moves first, each into the batch whose duration it lengthens least (ties: the batch where its
   brokers hold the least, then the earliest), opening a batch only when none has room under the
-  limits. The sender of a move is its current first replica (the leader Kafka keeps while it
+  limits, then (small plans) swaps partitions between batches while that shortens the run. The
+  sender of a move is its current first replica (the leader Kafka keeps while it
   adds the new replicas, when leadership is preferred).
 
 First fit in plan order. Each move goes to the earliest batch that still has room for
@@ -45,6 +46,10 @@ SCAN_LIMIT = 64
 #: Plans with more moves keep the first pass only (the second costs several times as much there,
 #: where every batch it weighs has room).
 SECOND_PASS_LIMIT = 50_000
+#: Plans of at most this many moves are polished by swaps between batches (``_polished``), with
+#: at most ``POLISH_ROUNDS`` changes.
+POLISH_LIMIT = 150
+POLISH_ROUNDS = 200
 
 
 def brokers_touched(move: PartitionMove) -> tuple[int, ...]:
@@ -145,7 +150,8 @@ def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tu
     largest moves spread over all of them instead of piling into the first. The better of the two
     (copy time, then fewer batches) is kept; plans of more than :data:`SECOND_PASS_LIMIT` moves
     make the first pass only. Moves that copy nothing (reorders, replica removals)
-    go to the earliest batch with room. A move is weighed against at most :data:`SCAN_LIMIT`
+    go to the earliest batch with room. Plans of up to :data:`POLISH_LIMIT` moves are then polished
+    by swaps between batches (``_polished``). A move is weighed against at most :data:`SCAN_LIMIT`
     batches from the first with room for it (all of them on plans of up to that many batches; the
     pass stays linear on larger ones, as first fit). Within a batch, moves keep plan order.
     """
@@ -158,7 +164,78 @@ def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tu
     if len(moves) > SECOND_PASS_LIMIT:
         return first
     second = _greedy_batches(moves, order, limits, totals, opened=len(first))
-    return min((second, first), key=lambda batches: (copy_seconds(batches, 1.0), len(batches)))
+    best = min((second, first), key=lambda batches: (copy_seconds(batches, 1.0), len(batches)))
+    if len(moves) > POLISH_LIMIT:
+        return best
+    return _polished(list(best), limits, {move: index for index, move in enumerate(moves)})
+
+
+def _polished(batches: list[Batch], limits: BatchLimits, rank: Mapping[PartitionMove, int]) -> tuple[Batch, ...]:
+    """Swap or move single partitions between batches while that shortens the copy time (the sum
+    of the batches' busiest-broker bytes) and the limits hold; at most :data:`POLISH_ROUNDS`
+    changes. The greedy passes place each move once and never look back; with full batches (the
+    per-broker limit reached everywhere) only a swap can still move bytes between batches."""
+    members = [list(batch) for batch in batches]
+    loads = [_batch_loads(batch) for batch in members]
+    counts = [batch_loads(batch) for batch in members]
+
+    def longest(load: Mapping[int, int]) -> int:
+        return max(load.values(), default=0)
+
+    def fits(b: int, adding: PartitionMove, removing: PartitionMove | None) -> bool:
+        size = len(members[b]) + 1 - (removing is not None)
+        if size > limits.max_partitions:
+            return False
+        freed = set(brokers_touched(removing)) if removing is not None else set()
+        return all(counts[b].get(x, 0) + 1 - (x in freed) <= limits.max_moves_per_broker for x in brokers_touched(adding))
+
+    copies = {move: copy_loads(move) for batch in members for move in batch}
+    none: dict[int, int] = {}
+
+    def longest_after(load: Mapping[int, int], out: PartitionMove | None, into: PartitionMove | None) -> int:
+        leaving = copies[out] if out is not None else none
+        coming = copies[into] if into is not None else none
+        top = max((v - leaving.get(k, 0) + coming.get(k, 0) for k, v in load.items()), default=0)
+        return max([top, *(v for k, v in coming.items() if k not in load)])
+
+    for _ in range(POLISH_ROUNDS):
+        found = None
+        for b1, b2 in ((b1, b2) for b1 in range(len(members)) for b2 in range(len(members)) if b1 != b2):
+            before = longest(loads[b1]) + longest(loads[b2])
+            for m1 in members[b1]:
+                if not copies[m1]:
+                    continue
+                for m2 in [None, *members[b2]]:
+                    if not fits(b2, m1, m2) or (m2 is not None and not fits(b1, m2, m1)):
+                        continue
+                    after = longest_after(loads[b1], m1, m2) + longest_after(loads[b2], m2, m1)
+                    if after < before:
+                        found = (b1, b2, m1, m2)
+                        break
+                if found:
+                    break
+            if found:
+                break
+        if found is None:
+            break
+        b1, b2, m1, m2 = found
+        members[b1].remove(m1)
+        members[b2].append(m1)
+        if m2 is not None:
+            members[b2].remove(m2)
+            members[b1].append(m2)
+        for b in (b1, b2):
+            loads[b] = _batch_loads(members[b])
+            counts[b] = batch_loads(members[b])
+    return tuple(tuple(sorted(batch, key=rank.__getitem__)) for batch in members if batch)
+
+
+def _batch_loads(batch: Sequence[PartitionMove]) -> dict[int, int]:
+    loads: defaultdict[int, int] = defaultdict(int)
+    for move in batch:
+        for key, amount in copy_loads(move).items():
+            loads[key] += amount
+    return dict(loads)
 
 
 def _greedy_batches(
