@@ -1,8 +1,8 @@
 """kopf handlers for PartitionReassignment: create, update, resume and a poll timer all run the same
 level-based step (``service.reassignment.reconcile``); delete waits for the batch in flight and
 removes the throttles (``service.reassignment.delete``). While a batch runs, the timer's handler
-stays on and takes the next step each time ``/admin/reassign_partitions`` changes (a ZooKeeper
-watch, ``runtime.znode_signal``): the next batch starts as soon as the controller ends the last.
+stays on and takes the next step as soon as the controller deletes ``/admin/reassign_partitions``
+(a ZooKeeper watch, ``runtime.znode_signal``): the next batch starts as soon as the last ends.
 
 The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
 comes from a kopf index of the resources waiting to run; the service confirms it with a fresh
