@@ -1,11 +1,12 @@
-"""Wake async waiters when a znode changes: the running reassignment's next step starts as soon as
+"""Wake async waiters when a znode goes: the running reassignment's next step starts as soon as
 Kafka's controller finishes a batch, not at the next poll.
 
 A :class:`ZnodeSignal` is one ZooKeeper watch callback shared by every waiter of one Kafka
 cluster. :meth:`ZnodeSignal.wait` registers the waiter, arms the watch (through a function that
 sets it, e.g. ``ZkStore.watch_reassignment``) and returns when the znode is gone (at once when it
-already is) or after ``timeout`` seconds, whichever comes first; the caller then reads ZooKeeper as on any poll, so a
-lost watch (a session expiry drops them) costs at most one poll interval and never a wrong step.
+already is) or after ``timeout`` seconds, whichever comes first; the caller then reads ZooKeeper
+as on any poll, so a lost watch (a session expiry drops them) costs at most one poll interval and
+never a wrong step.
 """
 
 from __future__ import annotations
