@@ -366,20 +366,6 @@ def converge(soak: Soak, bootstrap: str, timeout: float) -> tuple[list[str], flo
     return found, time.monotonic() - started, failover
 
 
-def serving(api: client.ApiClient, timeout: float = 60.0) -> None:
-    """Wait until both custom resources can be listed."""
-    deadline = time.monotonic() + timeout
-    for plural in ("kafkatopics", "partitionreassignments"):
-        while True:
-            try:
-                client.CustomObjectsApi(api).list_cluster_custom_object(GROUP, VERSION, plural)
-                break
-            except ApiException:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -421,7 +407,7 @@ def main() -> int:
         assert state.kubeconfig is not None
         api = config.new_client_from_config(config_file=state.kubeconfig)  # type: ignore[no-untyped-call]
         demo.install_crds(api, ROOT / "crds")
-        serving(api)  # right after it is Established, a CRD's storage answers 429 for a moment
+        demo.wait_served(api)
         client.CoreV1Api(api).create_namespace(
             client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE))
         )

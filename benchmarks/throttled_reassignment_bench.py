@@ -511,20 +511,6 @@ class Observed:
     events: list[tuple[float, str, str]] = field(default_factory=list)
 
 
-def serving(api: client.ApiClient, timeout: float = 60.0) -> None:
-    """Wait until both custom resources can be listed (as benchmarks/soak.py does)."""
-    deadline = time.monotonic() + timeout
-    for plural in ("kafkatopics", "partitionreassignments"):
-        while True:
-            try:
-                client.CustomObjectsApi(api).list_cluster_custom_object(GROUP, VERSION, plural)
-                break
-            except ApiException:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-
-
 def planned_new_replicas(status: Mapping[str, Any]) -> dict[Key, set[int]] | None:
     if status.get("planTruncated") or not status.get("plan"):
         return None
@@ -831,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
         assert state.kubeconfig is not None
         api = config.new_client_from_config(config_file=state.kubeconfig)  # type: ignore[no-untyped-call]
         demo.install_crds(api, ROOT / "crds")
-        serving(api)  # right after it is Established, a CRD's storage answers 429 for a moment
+        demo.wait_served(api)
         client.CoreV1Api(api).create_namespace(
             client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE))
         )

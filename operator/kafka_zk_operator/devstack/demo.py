@@ -54,6 +54,21 @@ def install_crds(api: client.ApiClient, crd_dir: Path) -> list[str]:
     return names
 
 
+def wait_served(api: client.ApiClient, timeout: float = 60.0) -> None:
+    """Wait until every custom resource can be listed: right after its CRD is Established, the API
+    server answers 429 for a moment (the benchmarks start right after ``install_crds``)."""
+    deadline = time.monotonic() + timeout
+    for plural in PLURALS.values():
+        while True:
+            try:
+                client.CustomObjectsApi(api).list_cluster_custom_object(GROUP, VERSION, plural)
+                break
+            except ApiException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+
 def _documents(paths: Iterable[Path]) -> list[dict[str, Any]]:
     docs = []
     for path in paths:
