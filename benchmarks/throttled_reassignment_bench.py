@@ -48,6 +48,7 @@ import json
 import logging
 import math
 import random
+import shutil
 import struct
 import sys
 import tempfile
@@ -1124,6 +1125,10 @@ def main(argv: list[str] | None = None) -> int:
             if operator is not None:
                 operator.stop()
             stack.down()
+            # The brokers' logs hold the produced data (about 2 x --gigabytes): gone with the
+            # stack; operator.log and clusters.yaml stay for a look afterwards.
+            shutil.rmtree(workdir / "stack", ignore_errors=True)
+            say(f"removed the stack's data; kept {workdir / 'operator.log'}")
 
 
 if __name__ == "__main__":
