@@ -118,26 +118,29 @@ def copy_loads(move: PartitionMove) -> dict[int, int]:
     return loads
 
 
+def copy_totals(moves: Sequence[PartitionMove]) -> dict[int, int]:
+    """:func:`copy_loads` summed over ``moves`` (same keys: receivers ``b``, senders ``~b``)."""
+    totals: defaultdict[int, int] = defaultdict(int)
+    for move in moves:
+        for key, amount in copy_loads(move).items():
+            totals[key] += amount
+    return dict(totals)
+
+
+def busiest_broker_bytes(moves: Sequence[PartitionMove]) -> int:
+    """``B_max``: the bytes of the busiest broker in one direction (fetching or sending)."""
+    return max(copy_totals(moves).values(), default=0)
+
+
 def copy_seconds(batches: Sequence[Batch], rate: float) -> float:
     """How long copying the batches takes at ``rate`` bytes/s per broker and direction, one batch
     after another: the sum over batches of the busiest broker's bytes (no overhead counted)."""
-    total = 0
-    for batch in batches:
-        loads: defaultdict[int, int] = defaultdict(int)
-        for move in batch:
-            for key, amount in copy_loads(move).items():
-                loads[key] += amount
-        total += max(loads.values(), default=0)
-    return total / rate
+    return sum(busiest_broker_bytes(batch) for batch in batches) / rate
 
 
 def copy_bound_seconds(moves: Sequence[PartitionMove], rate: float) -> float:
     """The floor for any batching: the busiest broker's bytes in one direction over ``rate``."""
-    loads: defaultdict[int, int] = defaultdict(int)
-    for move in moves:
-        for key, amount in copy_loads(move).items():
-            loads[key] += amount
-    return max(loads.values(), default=0) / rate
+    return busiest_broker_bytes(moves) / rate
 
 
 def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tuple[Batch, ...]:
@@ -155,10 +158,7 @@ def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tu
     batches from the first with room for it (all of them on plans of up to that many batches; the
     pass stays linear on larger ones, as first fit). Within a batch, moves keep plan order.
     """
-    totals: defaultdict[int, int] = defaultdict(int)
-    for move in moves:
-        for key, amount in copy_loads(move).items():
-            totals[key] += amount
+    totals = copy_totals(moves)
     order = sorted(range(len(moves)), key=lambda i: (-(moves[i].replica_bytes or 0) * moves[i].moves, i))
     first = _greedy_batches(moves, order, limits, totals, opened=0)
     if len(moves) > SECOND_PASS_LIMIT:
@@ -176,7 +176,7 @@ def _polished(batches: list[Batch], limits: BatchLimits, rank: Mapping[Partition
     changes. The greedy passes place each move once and never look back; with full batches (the
     per-broker limit reached everywhere) only a swap can still move bytes between batches."""
     members = [list(batch) for batch in batches]
-    loads = [_batch_loads(batch) for batch in members]
+    loads = [copy_totals(batch) for batch in members]
     counts = [batch_loads(batch) for batch in members]
 
     def longest(load: Mapping[int, int]) -> int:
@@ -225,17 +225,9 @@ def _polished(batches: list[Batch], limits: BatchLimits, rank: Mapping[Partition
             members[b2].remove(m2)
             members[b1].append(m2)
         for b in (b1, b2):
-            loads[b] = _batch_loads(members[b])
+            loads[b] = copy_totals(members[b])
             counts[b] = batch_loads(members[b])
     return tuple(tuple(sorted(batch, key=rank.__getitem__)) for batch in members if batch)
-
-
-def _batch_loads(batch: Sequence[PartitionMove]) -> dict[int, int]:
-    loads: defaultdict[int, int] = defaultdict(int)
-    for move in batch:
-        for key, amount in copy_loads(move).items():
-            loads[key] += amount
-    return dict(loads)
 
 
 def _greedy_batches(

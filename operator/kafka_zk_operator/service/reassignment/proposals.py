@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import copy_bound_seconds, make_batches
+from kafka_zk_operator.domain.reassignment_batches import busiest_broker_bytes, make_batches
 from kafka_zk_operator.domain.reassignment_plan import (
     ClusterView,
     PartitionMove,
@@ -151,7 +151,7 @@ def byte_fields(moves: Sequence[PartitionMove], sized: bool) -> dict[str, int]:
         return {}
     return {
         "bytesMoved": sum((m.replica_bytes or 0) * m.moves for m in moves),
-        "busiestBrokerBytes": int(copy_bound_seconds(moves, 1.0)),
+        "busiestBrokerBytes": busiest_broker_bytes(moves),
     }
 
 
