@@ -8,8 +8,14 @@
 # Kubernetes probes kopf's liveness endpoint (:8080/healthz, KZO_HEALTH_PORT).
 # tests/integration/test_chart_image.py lints this file with hadolint and repeats its install steps
 # in a fresh virtualenv.
+#
+# The Python images come through build arguments so that a machine without a registry can pass bases
+# of its own (the local stack's real node does: devstack/images.py makes Debian bookworm ones); the
+# defaults are the official image.
+ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
+ARG BUILDER_IMAGE=python:3.11.13-slim-bookworm
 
-FROM python:3.11.13-slim-bookworm AS builder
+FROM ${BUILDER_IMAGE} AS builder
 # The [kerberos] extra (ZooKeeper SASL GSSAPI) is the PyPI "kerberos" binding, an sdist compiled
 # against MIT Kerberos: built here into a wheel, so the runtime needs only the shared libraries.
 RUN apt-get update \
@@ -27,7 +33,7 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
          echo "/tmp/wheels/$(basename "$wheel")[kerberos]" > /wheels/kerberos-requirements.txt; \
        done
 
-FROM python:3.11.13-slim-bookworm AS base
+FROM ${PYTHON_IMAGE} AS base
 LABEL org.opencontainers.image.title="kafka-zk-operator" \
       org.opencontainers.image.description="Kubernetes operator for Kafka clusters in ZooKeeper mode" \
       org.opencontainers.image.licenses="Apache-2.0"

@@ -7,8 +7,8 @@ help:  ## list targets
 bootstrap:  ## create .venv with the project and its test tools
 	./scripts/bootstrap.sh
 
-prepare: bootstrap  ## fetch Kafka jars, build kube-apiserver/etcd (~/.cache/kafka-zk-operator); MIT Kerberos for its tests (apt-get: root)
-	.venv/bin/kzo dev prepare
+prepare: bootstrap  ## fetch Kafka jars, build kube-apiserver/etcd and the node (kubelet, images) into ~/.cache/kafka-zk-operator; MIT Kerberos, containerd, buildah (apt-get: root)
+	.venv/bin/kzo dev prepare --node
 
 demo: bootstrap  ## the main job: local stack + operator + example resources (no Kerberos needed)
 	.venv/bin/kzo dev prepare --no-kerberos

@@ -60,7 +60,7 @@ LEGACY_KAFKA_VERSIONS = _legacy_kafka_versions()
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(str(item.fspath)).parts
-        for tier in ("unit", "integration", "e2e", "faults"):
+        for tier in ("unit", "integration", "e2e", "faults", "node"):
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
 

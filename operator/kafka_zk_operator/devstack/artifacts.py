@@ -98,10 +98,14 @@ def kafka_libs(version: str = DEFAULT_KAFKA_VERSION) -> Path:
     return _run_recipe("fetch-kafka.sh", [version], f"Kafka {version}", f"fetch-kafka-{version}.log")
 
 
-def k8s_bins(k8s_version: str = DEFAULT_K8S_VERSION, etcd_version: str = DEFAULT_ETCD_VERSION) -> Path:
-    """The folder holding ``etcd`` and ``kube-apiserver``, building them from Go modules if needed."""
+def k8s_bins(
+    k8s_version: str = DEFAULT_K8S_VERSION, etcd_version: str = DEFAULT_ETCD_VERSION, *, node: bool = False
+) -> Path:
+    """The folder holding ``etcd`` and ``kube-apiserver`` (with ``node``, also ``kube-node``: kubelet,
+    kube-controller-manager, kube-scheduler and kube-proxy), building them from Go modules if needed."""
     target = cache_dir() / "k8s-bins" / k8s_version
-    if (target / "kube-apiserver").exists() and (target / "etcd").exists():
+    wanted = ("kube-apiserver", "etcd", *(("kube-node",) if node else ()))
+    if all((target / name).exists() for name in wanted):
         return target
     _require_tool("go", "install Go >= 1.24 (the Go module proxy provides newer toolchains)")
     print(
@@ -109,8 +113,16 @@ def k8s_bins(k8s_version: str = DEFAULT_K8S_VERSION, etcd_version: str = DEFAULT
         f"(first run only: ~15-25 min on 2 cores; log: {cache_dir() / 'logs' / 'build-k8s-bins.log'})...",
         file=sys.stderr,
     )
+    if node and (target / "kube-apiserver").exists():
+        print(
+            f"kzo: building the node's kubelet and control loops {k8s_version} (first run only: ~10 min)...",
+            file=sys.stderr,
+        )
     return _run_recipe(
-        "build-k8s-bins.sh", [k8s_version, etcd_version], "kube-apiserver and etcd", "build-k8s-bins.log"
+        "build-k8s-bins.sh",
+        [k8s_version, etcd_version, *(["node"] if node else [])],
+        "kube-apiserver and etcd" + (" and kube-node" if node else ""),
+        "build-k8s-bins.log",
     )
 
 

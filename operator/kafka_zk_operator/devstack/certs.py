@@ -68,9 +68,15 @@ class CertificateAuthority:
         return cls(key, cert)
 
     def issue(
-        self, common_name: str, *, organizations: tuple[str, ...] = (), server: bool = False
+        self,
+        common_name: str,
+        *,
+        organizations: tuple[str, ...] = (),
+        server: bool = False,
+        extra_names: tuple[str, ...] = (),
     ) -> tuple[bytes, bytes]:
-        """Return (certificate PEM, key PEM) for a client (default) or a 127.0.0.1 server."""
+        """Return (certificate PEM, key PEM) for a client (default) or a server on localhost and
+        127.0.0.1 plus ``extra_names`` (IP addresses or DNS names)."""
         key = _key()
         attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
         attrs += [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org) for org in organizations]
@@ -87,12 +93,8 @@ class CertificateAuthority:
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         if server:
-            builder = builder.add_extension(
-                x509.SubjectAlternativeName(
-                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-                ),
-                critical=False,
-            )
+            names = [_subject_name(name) for name in ("localhost", "127.0.0.1", *extra_names)]
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         cert = builder.sign(self.key, hashes.SHA256())
         return _pem_cert(cert), _pem_key(key)
 
@@ -108,6 +110,13 @@ class CertificateAuthority:
         return self.key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
+
+
+def _subject_name(name: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
 
 
 def write(path: Path, data: bytes, private: bool = False) -> Path:

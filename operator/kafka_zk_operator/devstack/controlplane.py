@@ -1,8 +1,11 @@
-"""A real Kubernetes control plane without kubelet: etcd + kube-apiserver on 127.0.0.1.
+"""A real Kubernetes control plane: etcd + kube-apiserver on 127.0.0.1.
 
-There is no controller-manager, scheduler or kubelet: CRDs, validation (including CEL), RBAC,
-status subresources, finalizers, watches and Events are real; Pods never start and namespaces
-never finish deleting. Users are client certificates signed by the client CA; ``admin`` is in
+By default there is no controller-manager, scheduler or kubelet: CRDs, validation (including CEL),
+RBAC, status subresources, finalizers, watches and Events are real; Pods never start and namespaces
+never finish deleting. With ``node_address`` (``kzo dev up --node``, ``devstack.node``) the API
+server also listens on that address for pods, serves the ``kubernetes`` Service's names, authorizes
+the kubelet (Node authorizer), mounts ServiceAccount tokens and reaches the kubelet with a client
+certificate of its own. Users are client certificates signed by the client CA; ``admin`` is in
 ``system:masters``.
 """
 
@@ -25,6 +28,17 @@ if TYPE_CHECKING:  # cryptography is a dev dependency: imported only when a cont
     from kafka_zk_operator.devstack import certs
 from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 
+#: The Service ClusterIP range; its first address is the ``kubernetes`` Service.
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+#: The names pods reach the API server by (``KUBERNETES_SERVICE_HOST`` is the first).
+KUBERNETES_SERVICE_NAMES = (
+    "10.0.0.1",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
+
 
 @dataclass
 class ControlPlane:
@@ -33,6 +47,8 @@ class ControlPlane:
     etcd_port: int
     etcd_peer_port: int
     apiserver_port: int
+    #: The host address pods reach the API server on (``devstack.node``); None: loopback only, no pods.
+    node_address: str | None = None
     etcd: ManagedProcess | None = None
     apiserver: ManagedProcess | None = None
     _client_ca: certs.CertificateAuthority | None = field(default=None, repr=False)
@@ -82,18 +98,32 @@ class ControlPlane:
             f"--tls-cert-file={c / 'apiserver.crt'}",
             f"--tls-private-key-file={c / 'apiserver.key'}",
             f"--secure-port={self.apiserver_port}",
-            f"--bind-address={ports.LOOPBACK}",
-            f"--advertise-address={ports.LOOPBACK}",
             f"--client-ca-file={c / 'client-ca.crt'}",
-            "--authorization-mode=RBAC",
-            "--service-cluster-ip-range=10.0.0.0/24",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--allow-privileged=true",
-            "--disable-admission-plugins=ServiceAccount",
             f"--service-account-issuer=https://{ports.LOOPBACK}:{self.apiserver_port}/",
             f"--service-account-key-file={c / 'sa.pub'}",
             f"--service-account-signing-key-file={c / 'sa.key'}",
             "--v=1",
         ]
+        if self.node_address is None:
+            api_argv += [
+                f"--bind-address={ports.LOOPBACK}",
+                f"--advertise-address={ports.LOOPBACK}",
+                "--authorization-mode=RBAC",
+                "--disable-admission-plugins=ServiceAccount",
+            ]
+        else:
+            api_argv += [
+                "--bind-address=0.0.0.0",
+                f"--advertise-address={self.node_address}",
+                "--authorization-mode=Node,RBAC",
+                "--enable-admission-plugins=NodeRestriction",
+                # The node's name does not resolve: reach the kubelet on its address.
+                "--kubelet-preferred-address-types=InternalIP,Hostname",
+                f"--kubelet-client-certificate={c / 'kubelet-client.crt'}",
+                f"--kubelet-client-key={c / 'kubelet-client.key'}",
+            ]
         self.apiserver = ManagedProcess("kube-apiserver", api_argv, self.workdir / "kube-apiserver.log")
         self.apiserver.start()
         wait_until(self._apiserver_ready, timeout=180, what="kube-apiserver /readyz", process=self.apiserver)
@@ -117,7 +147,8 @@ class ControlPlane:
         serving_ca = certs.CertificateAuthority.create("kzo-serving-ca")
         client_ca = certs.CertificateAuthority.create("kzo-client-ca")
         sa = certs.CertificateAuthority.create("kzo-service-accounts")
-        serving_cert, serving_key = serving_ca.issue("localhost", server=True)
+        pod_names = () if self.node_address is None else (self.node_address, *KUBERNETES_SERVICE_NAMES)
+        serving_cert, serving_key = serving_ca.issue("localhost", server=True, extra_names=pod_names)
         certs.write(c / "serving-ca.crt", serving_ca.cert_pem)
         certs.write(c / "apiserver.crt", serving_cert)
         certs.write(c / "apiserver.key", serving_key, private=True)
@@ -127,6 +158,12 @@ class ControlPlane:
         certs.write(c / "sa.pub", sa.public_key_pem())
         self._client_ca = client_ca
         self.write_kubeconfig("admin", ("system:masters",), self.admin_kubeconfig)
+        if self.node_address is not None:
+            kubelet_cert, kubelet_key = client_ca.issue(
+                "kube-apiserver-kubelet-client", organizations=("system:masters",)
+            )
+            certs.write(c / "kubelet-client.crt", kubelet_cert)
+            certs.write(c / "kubelet-client.key", kubelet_key, private=True)
 
     def _load_client_ca(self) -> certs.CertificateAuthority:
         from kafka_zk_operator.devstack import certs

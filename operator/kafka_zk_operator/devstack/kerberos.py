@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, util
 from pathlib import Path
 
-from kafka_zk_operator.devstack import artifacts, ports
+from kafka_zk_operator.devstack import artifacts, debian, ports
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 
@@ -77,41 +77,13 @@ def install_debian_packages() -> list[str]:
     :raises StackError: not root, no ``apt-get``, or apt failed (with the last lines of its log).
     """
     missing = missing_packages()
-    if not missing:
-        return []
-    command = f"apt-get install -y --no-install-recommends {' '.join(missing)}"
-    if shutil.which("apt-get") is None:
-        raise StackError(
-            f"the Kerberos tests need the Debian packages {', '.join(missing)} (MIT's KDC and "
-            "libkrb5-dev), and this machine has no apt-get; install their equivalents"
-        )
-    if os.geteuid() != 0:
-        raise StackError(
-            f"the Kerberos tests need the Debian packages {', '.join(missing)}; installing them "
-            f"needs root: run 'sudo apt-get update && sudo {command}', then this again (or "
-            "'kzo dev prepare --no-kerberos' to leave out what only the Kerberos tests need)"
-        )
-    print(f"kzo: installing {', '.join(missing)} with apt-get (first run only)...", file=sys.stderr)
-    log_path = _log_path("apt-kerberos.log")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    with log_path.open("w") as log:
-        # A fresh machine may have no package lists yet: update once when the install fails.
-        for attempt in ([command], ["apt-get update", command]):
-            failed = False
-            for step in attempt:
-                done = subprocess.run(step.split(), stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
-                if done.returncode != 0:
-                    failed = True
-                    break
-            if not failed:
-                break
-    still = missing_packages()
-    if still:
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
-        raise StackError(
-            f"apt-get could not install {', '.join(still)} (Debian's package mirror must be "
-            f"reachable). Last lines of {log_path}: " + " | ".join(tail)
-        )
+    debian.apt_install(
+        missing,
+        still_missing=missing_packages,
+        needed_by="the Kerberos tests",
+        skip_hint="'kzo dev prepare --no-kerberos' to leave out what only the Kerberos tests need",
+        log_name="apt-kerberos.log",
+    )
     return missing
 
 

@@ -20,10 +20,11 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.devstack import artifacts, ports
+from kafka_zk_operator.devstack import artifacts, images, ports
 from kafka_zk_operator.devstack.controlplane import ControlPlane
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.kafka import KafkaBroker
+from kafka_zk_operator.devstack.node import Node, check_node_prerequisites, host_address, stop_node
 from kafka_zk_operator.devstack.processes import ManagedProcess, pid_alive, wait_until
 from kafka_zk_operator.devstack.zookeeper import QuorumPeer, ZooKeeperServer
 
@@ -47,6 +48,9 @@ class StackSpec:
     etcd_version: str = artifacts.DEFAULT_ETCD_VERSION
     #: Each Kafka broker's maximum JVM heap (``devstack.kafka.KafkaBroker.heap``).
     broker_heap: str = "512m"
+    #: Also run a real node (``devstack.node``: containerd, kubelet, controller-manager, scheduler,
+    #: kube-proxy); ZooKeeper and the brokers then listen on the host's address too, for pods.
+    with_node: bool = False
 
     def rack_of(self, broker_id: int) -> str | None:
         if not self.racks:
@@ -79,6 +83,10 @@ class StackState:
     logs: dict[str, str] = field(default_factory=dict)
     #: The client ports of every ZooKeeper server (``zk_port`` is the first).
     zk_ports: list[int] = field(default_factory=list)
+    #: With a node: the host address pods reach ZooKeeper, the brokers and the API server on.
+    node_address: str | None = None
+    #: With a node: its work folder (``kzo dev down`` cleans up after it from there).
+    node_dir: str | None = None
 
     @property
     def zk_connect(self) -> str:
@@ -109,6 +117,9 @@ class LocalStack:
         self.kafka_libs: Path | None = None
         self.zookeeper_libs: Path | None = None
         self.extra_processes: dict[str, ManagedProcess] = {}
+        self.node: Node | None = None
+        #: The host address pods reach the stack on (with a node), else None.
+        self.node_address: str | None = None
 
     # ------------------------------------------------------------------ ports
     def _port(self, offset: int, what: str) -> int:
@@ -131,11 +142,18 @@ class LocalStack:
         # ZooKeeper always comes from the newest Kafka's jars (3.8.x); old Kafka lines ship 3.4.
         self.zookeeper_libs = artifacts.kafka_libs(artifacts.DEFAULT_KAFKA_VERSION)
         self.kafka_libs = artifacts.kafka_libs(self.spec.kafka_version)
+        if self.spec.with_node and not self.spec.with_kubernetes:
+            raise StackError("a node needs the API server: drop --no-kubernetes")
         bins = (
-            artifacts.k8s_bins(self.spec.k8s_version, self.spec.etcd_version)
+            artifacts.k8s_bins(self.spec.k8s_version, self.spec.etcd_version, node=self.spec.with_node)
             if self.spec.with_kubernetes
             else None
         )
+        pause: images.BuiltImage | None = None
+        if self.spec.with_node:
+            check_node_prerequisites()
+            self.node_address = host_address()
+            pause = images.pause_image()
         try:
             self._start_zookeeper()
             self._start_brokers()
@@ -147,8 +165,22 @@ class LocalStack:
                     etcd_port=self._port(20, "etcd client"),
                     etcd_peer_port=self._port(21, "etcd peer"),
                     apiserver_port=self._port(22, "kube-apiserver"),
+                    node_address=self.node_address,
                 )
                 self.controlplane.start()
+                if pause is not None:
+                    self.progress(
+                        "starting the node: containerd, kubelet, controller-manager, scheduler, kube-proxy ..."
+                    )
+                    self.node = Node(
+                        self.state_dir / "node",
+                        bins,
+                        self.controlplane,
+                        self._node_address(),
+                        images=[pause.archive],
+                        pause_image=pause.reference,
+                    )
+                    self.node.start()
             self.wait_brokers_registered(set(self.brokers))
         except BaseException:
             self.down()
@@ -157,6 +189,10 @@ class LocalStack:
         write_state(self.state_dir, state)
         self.progress(f"stack ready in {time.monotonic() - started:.0f} s")
         return state
+
+    def _node_address(self) -> str:
+        assert self.node_address is not None
+        return self.node_address
 
     @property
     def zookeeper(self) -> ZooKeeperServer | None:
@@ -177,7 +213,12 @@ class LocalStack:
         if count == 1:
             self.progress("starting ZooKeeper ...")
             self.zookeepers = [
-                ZooKeeperServer(self.state_dir / "zookeeper", self._port(0, "ZooKeeper"), self.zookeeper_libs)
+                ZooKeeperServer(
+                    self.state_dir / "zookeeper",
+                    self._port(0, "ZooKeeper"),
+                    self.zookeeper_libs,
+                    extra_config=self._zookeeper_for_pods(),
+                )
             ]
         else:
             self.progress(f"starting a ZooKeeper ensemble of {count} servers ...")
@@ -197,6 +238,7 @@ class LocalStack:
                     self.zookeeper_libs,
                     server_id=peer.server_id,
                     quorum=quorum,
+                    extra_config=self._zookeeper_for_pods(),
                 )
                 for peer in quorum
             ]
@@ -204,6 +246,19 @@ class LocalStack:
             server.start()
         for server in self.zookeepers:
             server.wait_ready(timeout=90.0)
+
+    def _zookeeper_for_pods(self) -> dict[str, str]:
+        """With a node, ZooKeeper also answers on the host's address (pods cannot reach 127.0.0.1)."""
+        return {"clientPortAddress": "0.0.0.0"} if self.node_address is not None else {}
+
+    def _kafka_for_pods(self, port: int) -> dict[str, str]:
+        """With a node, brokers listen on every address and advertise the host's (reachable from both)."""
+        if self.node_address is None:
+            return {}
+        return {
+            "listeners": f"PLAINTEXT://0.0.0.0:{port}",
+            "advertised.listeners": f"PLAINTEXT://{self.node_address}:{port}",
+        }
 
     def zookeeper_leader(self, timeout: float = 60.0) -> ZooKeeperServer:
         """The ensemble's current leader (waits for an election to finish)."""
@@ -246,15 +301,16 @@ class LocalStack:
     ) -> KafkaBroker:
         """Start one more broker (also used to grow the cluster in reassignment tests)."""
         assert self.zookeeper is not None and self.kafka_libs is not None
+        port = self._port(10 + broker_id, f"Kafka broker {broker_id}")
         broker = KafkaBroker(
             broker_id=broker_id,
             rack=rack,
-            port=self._port(10 + broker_id, f"Kafka broker {broker_id}"),
+            port=port,
             workdir=self.state_dir / f"kafka-{broker_id}",
             libs=self.kafka_libs,
             zk_connect=f"{self.zk_hosts}{self.spec.chroot}",
             cluster_size=max(self.spec.brokers, len(self.brokers) + 1),
-            extra_properties=extra or {},
+            extra_properties={**self._kafka_for_pods(port), **(extra or {})},
             heap=self.spec.broker_heap,
         )
         self.brokers[broker_id] = broker
@@ -306,6 +362,8 @@ class LocalStack:
             broker.stop()
         for proc in self.extra_processes.values():
             proc.stop()
+        if self.node is not None:
+            self.node.stop()
         if self.controlplane is not None:
             self.controlplane.stop()
         for server in self.zookeepers:
@@ -321,6 +379,8 @@ class LocalStack:
         procs += [b.process for b in self.brokers.values()]
         if self.controlplane is not None:
             procs += [self.controlplane.etcd, self.controlplane.apiserver]
+        if self.node is not None:
+            procs += list(self.node.processes.values())
         procs += list(self.extra_processes.values())
         for proc in procs:
             if proc is not None and proc.pid is not None:
@@ -336,6 +396,8 @@ class LocalStack:
             apiserver=self.controlplane.server if self.controlplane else None,
             kubeconfig=str(self.controlplane.admin_kubeconfig) if self.controlplane else None,
             logs=logs,
+            node_address=self.node_address,
+            node_dir=str(self.node.workdir) if self.node is not None else None,
         )
 
 
@@ -359,17 +421,30 @@ def read_state(state_dir: Path) -> StackState | None:
 
 
 STOP_ORDER = ("operator", "kafka-", "kube-apiserver", "etcd", "zookeeper")
+NODE_PROCESSES = ("kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "containerd")
 
 
 def stop_recorded(state: StackState) -> list[str]:
-    """Stop every process recorded in ``state`` (brokers before ZooKeeper). Returns their names."""
+    """Stop every process recorded in ``state`` (the operator and the node's pods first, brokers before
+    ZooKeeper). Returns their names."""
     stopped = []
+    recorded = {
+        name: ManagedProcess(name, [name], Path(state.logs.get(name, "/dev/null")), pid=pid)
+        for name, pid in state.pids.items()
+    }
+    if "operator" in recorded and recorded["operator"].is_running():
+        recorded.pop("operator").stop(timeout=15)
+        stopped.append("operator")
+    if state.node_dir is not None:
+        node_processes = {name: recorded.pop(name) for name in NODE_PROCESSES if name in recorded}
+        stopped += [name for name, proc in node_processes.items() if proc.is_running()]
+        kubeconfig = Path(state.kubeconfig) if state.kubeconfig else None
+        stop_node(node_processes, Path(state.node_dir), kubeconfig)
 
     def order(name: str) -> int:
         return next((i for i, prefix in enumerate(STOP_ORDER) if name.startswith(prefix)), 0)
 
-    for name, pid in sorted(state.pids.items(), key=lambda item: order(item[0])):
-        proc = ManagedProcess(name, [name], Path(state.logs.get(name, "/dev/null")), pid=pid)
+    for name, proc in sorted(recorded.items(), key=lambda item: order(item[0])):
         if proc.is_running():
             proc.stop(timeout=60 if name.startswith("kafka-") else 15)
             stopped.append(name)
