@@ -998,6 +998,10 @@ SPARK_DRIVER_RULES = expand(
     [""],
     ["pods", "services", "configmaps"],
     ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
+) | expand(  # Spark 4's driver NetworkPolicy (tests/node/test_spark_on_kubernetes.py needs it)
+    ["networking.k8s.io"],
+    ["networkpolicies"],
+    ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
 )
 SPARK_LAUNCHER_RULES = expand(["batch"], ["jobs"], ["get", "list", "watch", "create", "delete"]) | expand(
     [""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"]
@@ -1102,7 +1106,7 @@ def test_spark_rbac_against_the_real_server(
         assert not can(api, operator, verb, resource, namespace), f"operator {verb} {resource}"
     assert not can(api, operator, "create", "jobs.batch", "elsewhere")
     for verb in ("create", "watch", "delete", "deletecollection"):
-        for resource in ("pods", "services", "configmaps"):
+        for resource in ("pods", "services", "configmaps", "networkpolicies.networking.k8s.io"):
             assert can(api, pods, verb, resource, namespace), f"spark {verb} {resource}"
     for verb, resource, ns in (
         ("create", "pods", "elsewhere"),

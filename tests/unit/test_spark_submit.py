@@ -121,6 +121,21 @@ def test_the_job_runs_spark_submit_in_cluster_mode_with_the_driver_program() -> 
     assert spark_submit.app_arguments(_job(chunk_bytes=5).job)[-2:] == ["--chunk-bytes", "5"]
 
 
+def test_pod_cpu_requests_are_spark_defaults_unless_set() -> None:
+    default = spark_submit.spark_conf("kzo-plan-abc", SETTINGS)
+    assert not any(key.endswith(".request.cores") for key in default)
+    small = SparkSettings(
+        image="i",
+        service_account="s",
+        namespace="n",
+        driver_request_cores="250m",
+        executor_request_cores="0.5",
+    )
+    conf = spark_submit.spark_conf("kzo-plan-abc", small)
+    assert conf["spark.kubernetes.driver.request.cores"] == "250m"
+    assert conf["spark.kubernetes.executor.request.cores"] == "0.5"
+
+
 def test_every_pod_is_restricted() -> None:
     job = _job()
     template = yaml.safe_load(job.pod_template["data"][spark_submit.TEMPLATE_FILE])

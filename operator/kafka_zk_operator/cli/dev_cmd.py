@@ -227,6 +227,7 @@ def _prepare(args: argparse.Namespace) -> int:
         if args.node and not args.no_kubernetes:
             node.install_node_packages()
             print(f"kube-node: {artifacts.k8s_bins(node=True) / 'kube-node'}")
+            print(f"coredns: {artifacts.coredns_binary()}")
             built = (images.pause_image(), images.project_image("runtime"), images.project_image("spark"))
             for image in built:
                 print(f"image {image.reference}: {image.archive} ({image.size_bytes / 1e6:.0f} MB)")

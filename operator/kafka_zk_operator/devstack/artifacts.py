@@ -1,5 +1,5 @@
-"""Obtain the stack's binaries: Kafka jars from Maven Central, etcd and kube-apiserver built from
-Go modules, Prometheus' promtool (which checks the chart's alerting rules) and Toxiproxy's server
+"""Obtain the stack's binaries: Kafka jars from Maven Central, etcd and kube-apiserver (and the real
+node's kubelet and control loops, and CoreDNS) built from Go modules, Prometheus' promtool (which checks the chart's alerting rules) and Toxiproxy's server
 (the TCP fault injector of the fault tests, ``devstack.toxiproxy``) built from their Go modules.
 Each is fetched or built once into the cache folder and reused afterwards.
 
@@ -26,6 +26,8 @@ DEFAULT_K8S_VERSION = "1.33.13"
 DEFAULT_ETCD_VERSION = "3.5.21"
 #: The Go module version of github.com/prometheus/prometheus whose promtool checks the chart's rules.
 PROMTOOL_MODULE_VERSION = "v0.316.0"
+#: The Go module version of github.com/coredns/coredns: the real node's cluster DNS (``devstack.node``).
+COREDNS_MODULE_VERSION = "v1.12.1"
 #: The Go module version of github.com/Shopify/toxiproxy/v2 whose server the fault tests run.
 TOXIPROXY_MODULE_VERSION = "v2.12.0"
 #: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
@@ -158,6 +160,19 @@ def toxiproxy_binary(module_version: str = TOXIPROXY_MODULE_VERSION) -> Path:
         log_name="build-toxiproxy.log",
         what=f"toxiproxy-server {module_version}",
         duration="~30 s",
+    )
+
+
+def coredns_binary(module_version: str = COREDNS_MODULE_VERSION) -> Path:
+    """CoreDNS, the real node's cluster DNS, built with ``go install`` once (about 80 s on 2 cores)."""
+    return _go_install(
+        f"github.com/coredns/coredns@{module_version}",
+        ["-trimpath", "-ldflags", "-s -w"],
+        folder=cache_dir() / "tools" / f"coredns-{module_version}",
+        binary_name="coredns",
+        log_name="build-coredns.log",
+        what=f"CoreDNS {module_version}",
+        duration="~80 s",
     )
 
 

@@ -39,6 +39,7 @@ NODE_NAME = "kzo-node"
 #: The pods' addresses (one node: one bridge, host-local leases). Not 10.88/16: podman's default.
 POD_SUBNET = "10.244.0.0/24"
 BRIDGE = "kzo0"
+CLUSTER_DOMAIN = "cluster.local"
 CNI_PLUGINS = Path("/usr/lib/cni")
 #: The program each Debian package the node needs provides (``kzo dev prepare --node`` installs them):
 #: the node's runtime, and what builds its images (buildah, mmdebstrap).
@@ -122,6 +123,8 @@ class Node:
     bins: Path
     control_plane: ControlPlane
     address: str
+    #: CoreDNS (``devstack.artifacts.coredns_binary``): the cluster DNS, on this host's address.
+    coredns: Path | None = None
     #: OCI archives imported into containerd before the kubelet starts (the pause image first).
     images: Sequence[Path] = ()
     pause_image: str = "localhost/kzo-pause:1"
@@ -153,6 +156,7 @@ class Node:
             self.import_image(archive)
         self._start_control_loops()
         self._start_kube_proxy()
+        self._start_cluster_dns()
         self._start_kubelet()
         wait_until(
             self._node_ready,
@@ -309,6 +313,38 @@ state = "{self.run_dir / "state"}"
         path.write_text(yaml.safe_dump(config))
         self._start("kube-proxy", [f"--config={path}", "--v=1"])
 
+    def _start_cluster_dns(self) -> None:
+        """CoreDNS serving ``cluster.local`` from the API server (Services, headless ones' pods) on
+        this host's address, port 53; other names go to this host's resolvers."""
+        if self.coredns is None:
+            return
+        kubeconfig = self.control_plane.admin_kubeconfig
+        corefile = self.workdir / "Corefile"
+        corefile.write_text(
+            f"""{CLUSTER_DOMAIN}:53 in-addr.arpa:53 ip6.arpa:53 {{
+    bind {self.address}
+    errors
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
+        kubeconfig {kubeconfig} kzo-local
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }}
+    cache 5
+}}
+.:53 {{
+    bind {self.address}
+    errors
+    forward . /etc/resolv.conf
+    cache 30
+}}
+"""
+        )
+        process = ManagedProcess(
+            "coredns", [str(self.coredns), "-conf", str(corefile)], self.workdir / "coredns.log"
+        )
+        self.processes["coredns"] = process
+        process.start()
+
     def _start_kubelet(self) -> None:
         pki = self.control_plane.cert_dir
         config = {
@@ -336,6 +372,7 @@ state = "{self.run_dir / "state"}"
             "protectKernelDefaults": False,
             "serializeImagePulls": False,
             "resolvConf": "/etc/resolv.conf",
+            **({"clusterDNS": [self.address], "clusterDomain": CLUSTER_DOMAIN} if self.coredns else {}),
             # The host's disk is shared with everything else: evict only when it is really full.
             "evictionHard": {
                 "memory.available": "100Mi",
@@ -403,7 +440,7 @@ def stop_node(processes: dict[str, ManagedProcess], workdir: Path, admin_kubecon
     kubelet = processes.get("kubelet")
     if kubelet is not None and kubelet.is_running() and admin_kubeconfig is not None:
         _delete_all_pods(admin_kubeconfig)
-    for name in ("kubelet", "kube-proxy"):
+    for name in ("kubelet", "kube-proxy", "coredns"):
         if name in processes:
             processes[name].stop(timeout=10)
     containerd = processes.get("containerd")

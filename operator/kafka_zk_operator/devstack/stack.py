@@ -177,6 +177,7 @@ class LocalStack:
                         bins,
                         self.controlplane,
                         self._node_address(),
+                        coredns=artifacts.coredns_binary(),
                         images=[pause.archive],
                         pause_image=pause.reference,
                     )
@@ -421,7 +422,14 @@ def read_state(state_dir: Path) -> StackState | None:
 
 
 STOP_ORDER = ("operator", "kafka-", "kube-apiserver", "etcd", "zookeeper")
-NODE_PROCESSES = ("kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "containerd")
+NODE_PROCESSES = (
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-proxy",
+    "coredns",
+    "containerd",
+)
 
 
 def stop_recorded(state: StackState) -> list[str]:

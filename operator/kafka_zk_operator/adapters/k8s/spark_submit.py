@@ -78,6 +78,11 @@ class SparkSettings:
     timeout_seconds: int = 3600
     ttl_seconds: int = 86400
     pull_policy: str = "IfNotPresent"
+    #: The CPU the driver's and each executor's pod request ("500m", "0.5"); empty: their cores,
+    #: Spark's default. Lower it on small nodes (a 2-core node cannot fit a driver and two executors
+    #: of 1 core each next to anything else).
+    driver_request_cores: str = ""
+    executor_request_cores: str = ""
 
 
 @dataclass(frozen=True)
@@ -224,6 +229,10 @@ def spark_conf(name: str, settings: SparkSettings) -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.enabled": "false",
     }
+    if settings.driver_request_cores:
+        conf["spark.kubernetes.driver.request.cores"] = settings.driver_request_cores
+    if settings.executor_request_cores:
+        conf["spark.kubernetes.executor.request.cores"] = settings.executor_request_cores
     for key, value in labels(name).items():
         conf[f"spark.kubernetes.driver.label.{key}"] = value
         conf[f"spark.kubernetes.executor.label.{key}"] = value

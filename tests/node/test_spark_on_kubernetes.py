@@ -1,0 +1,154 @@
+"""Spark on Kubernetes for real: an offloaded plan runs as spark-submit in a Job's pod, a driver pod
+and executor pods from the image's ``spark`` target, on the node's kubelet.
+
+The chart's ``spark.enabled`` objects (ServiceAccount, Role, settings) are rendered by the real
+helm into a namespace that enforces the ``restricted`` Pod Security level; the operator-side
+service (``service.plan_offload``) submits the job with only that RBAC; spark-submit (cluster mode)
+starts the driver, which starts two executors (their pods' Events prove they ran) and writes the
+result ConfigMaps; the collected plan equals the in-process core's plan on the same snapshot.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+
+from kafka_zk_operator.adapters.k8s import spark_submit
+from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
+from kafka_zk_operator.devstack import images, tools
+from kafka_zk_operator.domain.modes import Mode
+from kafka_zk_operator.domain.placement import PlanRequest, plan
+from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
+from kafka_zk_operator.domain.plan_document import plan_differences
+from kafka_zk_operator.service import plan_offload
+from tests.integration.helpers import wait_for
+from tests.node.conftest import CHART, NodeCluster
+
+RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
+
+
+@pytest.fixture(scope="module")
+def spark_image(node_cluster: NodeCluster) -> images.BuiltImage:
+    """The Dockerfile's ``spark`` target built from this tree, in the node's containerd."""
+    image = images.project_image("spark")
+    node_cluster.load_image(image)
+    return image
+
+
+@pytest.fixture(scope="module")
+def api(node_cluster: NodeCluster) -> client.ApiClient:
+    api_client: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]  # untyped
+        config_file=str(node_cluster.cluster.kubeconfig)
+    )
+    return api_client
+
+
+@pytest.fixture
+def spark_namespace(
+    node_cluster: NodeCluster, spark_image: images.BuiltImage, tmp_path: Path
+) -> Iterator[str]:
+    """A restricted namespace holding the chart's Spark objects (as ``helm install`` renders them)."""
+    namespace = f"spark-{uuid.uuid4().hex[:6]}"
+    node_cluster.kubectl("create", "namespace", namespace)
+    node_cluster.kubectl("label", "namespace", namespace, *(f"{k}={v}" for k, v in RESTRICTED.items()))
+    values = {
+        "fullnameOverride": "kzo",
+        "spark": {
+            "enabled": True,
+            "offloadAbovePartitions": 1000,
+            "image": spark_image.reference,
+            "pullPolicy": "Never",
+            # A 2-core node: the driver and two executors must fit beside everything else.
+            "driverRequestCores": "250m",
+            "executorRequestCores": "250m",
+            "driverMemory": "768m",
+            "executorMemory": "768m",
+        },
+    }
+    values_path = tmp_path / "values.yaml"
+    values_path.write_text(yaml.safe_dump(values))
+    rendered = subprocess.run(
+        [str(tools.helm_binary()), "template", "kzo", str(CHART), "--namespace", namespace, "-f", str(values_path)],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    docs = [d for d in yaml.safe_load_all(rendered) if d and "spark" in d["metadata"]["name"]]
+    manifest = tmp_path / "spark.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    node_cluster.kubectl("apply", "--server-side", "-f", str(manifest))
+    try:
+        yield namespace
+    finally:
+        node_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def _events_of(node_cluster: NodeCluster, namespace: str, prefix: str, reason: str) -> set[str]:
+    """Names of the pods starting with ``prefix`` that have an Event ``reason`` (e.g. Started)."""
+    events = node_cluster.kubectl_json("get", "events", "--namespace", namespace)["items"]
+    return {
+        e["involvedObject"]["name"]
+        for e in events
+        if e["involvedObject"].get("kind") == "Pod"
+        and e["involvedObject"]["name"].startswith(prefix)
+        and e.get("reason") == reason
+    }
+
+
+def _job_pods(node_cluster: NodeCluster, namespace: str, name: str) -> list[dict[str, Any]]:
+    selector = f"{spark_submit.JOB_LABEL}={name}"
+    return list(
+        node_cluster.kubectl_json("get", "pods", "--namespace", namespace, "--selector", selector)["items"]
+    )
+
+
+def test_an_offloaded_plan_runs_as_driver_and_executor_pods_and_equals_the_core_plan(
+    node_cluster: NodeCluster, api: client.ApiClient, spark_namespace: str
+) -> None:
+    jobs = SparkJobs(api)
+    settings = plan_offload.load_settings(jobs, spark_namespace)
+    assert settings is not None and settings.spark.executors == 2
+    cluster = synthetic_cluster(12, 3, 6000, seed=21, layout="kafka").with_brokers(
+        make_brokers(3, 3, first_id=90)
+    )
+    request = PlanRequest(Mode.ADD_BROKERS, brokers=(90, 91, 92), n_groups=4)
+    assert plan_offload.should_offload(cluster.n_partitions, settings.offload_above_partitions)
+    name = plan_offload.job_name("node", spark_namespace)
+    objects = plan_offload.prepare(name, settings.spark, cluster, request)
+    assert plan_offload.submit(jobs, objects) is True
+
+    def finished() -> tuple[plan_offload.JobState, str] | None:
+        state = plan_offload.state(jobs, spark_namespace, name)
+        return state if state[0] in (plan_offload.JobState.SUCCEEDED, plan_offload.JobState.FAILED) else None
+
+    final, message = wait_for(finished, timeout=600, interval=2.0, what=f"Spark job {name} to end")
+    logs = node_cluster.kubectl(
+        "logs", "--namespace", spark_namespace, f"job/{name}", "--tail=40", check=False
+    )
+    assert final is plan_offload.JobState.SUCCEEDED, f"{message}\n{logs}"
+
+    # spark-submit ran in the Job's pod, the driver and two executors in pods of their own.
+    started = _events_of(node_cluster, spark_namespace, name, "Started")
+    assert f"{name}-driver" in started, started
+    executors = {pod for pod in started if "-exec-" in pod}
+    assert len(executors) >= 2, started
+
+    collected = plan_offload.collect(jobs, spark_namespace, name, cluster)
+    assert collected is not None, "the job succeeded but left no result"
+    core = plan(cluster, request)
+    assert plan_differences(core, collected) == []
+    assert collected.reassignment() == core.reassignment()
+    assert core.report.moves == core.report.m_lb > 0
+
+    plan_offload.cleanup(jobs, spark_namespace, name)
+    wait_for(
+        lambda: not _job_pods(node_cluster, spark_namespace, name), timeout=120, what="the job's pods to go"
+    )
+    assert jobs.job(spark_namespace, name) is None
+    for role in (spark_submit.INPUT, spark_submit.RESULT):
+        assert jobs.configmaps(spark_namespace, name, role) == []
