@@ -515,6 +515,33 @@ def test_an_auto_proposal_gone_stale_and_recomputed_by_spark_waits_for_the_job(
     assert zk.reassign is None
 
 
+def test_a_spark_job_that_ended_without_a_plan_is_reported_and_submitted_again(
+    zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = FakeApi(body(mode="Rebalance"), journal)
+    failure = "Spark job ns/kzo-plan-x has no result: Failed: BackoffLimitExceeded"
+
+    def failed(*_: Any) -> Any:
+        raise plan_offload.OffloadFailed(failure)
+
+    monkeypatch.setattr(reassignment_offload, "plan", failed)
+    result = step(api, zk)
+    status = api.body["status"]
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (status["phase"], ready["reason"]) == ("Pending", "PlanJobFailed"), status
+    assert status["message"].startswith(failure) and "submitted again" in status["message"]
+    assert [(e.type, e.reason) for e in result.events] == [("Warning", "PlanJobFailed")]
+    assert zk.reassign is None
+
+    def still_planning(*_: Any) -> Any:
+        raise reassignment_offload.StillPlanning("The plan is being computed by Spark job ns/kzo-plan-x")
+
+    monkeypatch.setattr(reassignment_offload, "plan", still_planning)  # the next pass: submitted again
+    step(api, zk)
+    ready = next(c for c in api.body["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["reason"] == "Planning"
+
+
 def test_a_batch_moved_by_someone_else_is_waited_for_not_taken_for_ours(
     zk: FakeZk, journal: list[str]
 ) -> None:

@@ -56,12 +56,24 @@ _NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 #: ``<job>-driver`` and executor pod names must stay valid (spark caps the prefix at 47).
 MAX_NAME = 40
 
-# spark-submit in the foreground; on success the driver pod is deleted too (executors and the
-# driver's own objects go with it); after a failure it stays for its logs.
-_SUBMIT_SCRIPT = """spark-submit "$@"; rc=$?
-if [ "$rc" -eq 0 ]; then spark-submit --master "$KZO_SPARK_MASTER" --kill "$KZO_SPARK_DRIVER" >/dev/null 2>&1 || true; fi
+# spark-submit waits for the application; whatever its end (success, failure, a driver killed), the
+# driver pod is deleted afterwards, and the executors and the driver's own ConfigMap and Service go
+# with it (they are owned by the driver pod). When the Job's pod is asked to stop (the Job deleted,
+# its deadline passed), the trap does the same before exiting, so no pod of a run outlives its Job.
+# spark-submit's own log (in the Job's pod) keeps the driver's final state and exit code.
+_SUBMIT_SCRIPT = """kill_driver() {
+  spark-submit --master "$KZO_SPARK_MASTER" --kill "$KZO_SPARK_DRIVER" >/dev/null 2>&1 || true
+}
+trap 'kill "$submit" 2>/dev/null; kill_driver; exit 143' TERM INT
+spark-submit "$@" &
+submit=$!
+wait "$submit"
+rc=$?
+kill_driver
 exit "$rc"
 """
+#: Time the Job's pod has to delete the driver when it is stopped (a JVM start, on a busy node).
+SUBMIT_GRACE_SECONDS = 90
 
 
 @dataclass(frozen=True)
@@ -323,6 +335,7 @@ def build_spark_job(
                 "spec": {
                     "serviceAccountName": settings.service_account,
                     "restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": SUBMIT_GRACE_SECONDS,
                     "securityContext": _restricted_pod(),
                     "containers": [
                         {

@@ -25,6 +25,7 @@ from kafka_zk_operator.domain.reassignment_resource import (
 )
 from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
 from kafka_zk_operator.domain.wording import counted
+from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service.reassignment import execution, offload, proposals, queueing, running
 from kafka_zk_operator.service.reassignment.running import spec_digest
 from kafka_zk_operator.service.reassignment.state import ClusterOf, Run
@@ -41,6 +42,15 @@ def refuse(run: Run, error: errors.KzoError) -> None:
         run.event("Warning", "Refused", error.message)
 
 
+def planning_failed(run: Run, failed: plan_offload.OffloadFailed) -> None:
+    """The Spark job ended without a plan (failed, its driver killed, the Job deleted): say so in the
+    status and with a Warning event. Its objects are already deleted (``offload.plan``), so the next
+    reconcile submits it again."""
+    message = f"{failed.message}. Its objects were deleted; the job is submitted again."
+    run.decide(Phase.PENDING, failed.reason.value, message)
+    run.event("Warning", failed.reason.value, message)
+
+
 def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of: ClusterOf) -> None:
     try:
         request = parse_request(run.resource.spec)
@@ -50,6 +60,9 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
         return
     except offload.StillPlanning as planning:
         run.decide(Phase.PENDING, Why.PLANNING, planning.message)
+        return
+    except plan_offload.OffloadFailed as failed:
+        planning_failed(run, failed)
         return
     proposal_id = str(run.status.proposal_id)
     if stop_requested(run.resource):
@@ -112,6 +125,9 @@ def before_start(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of:
                     moves = current_proposal(run, request, force=True)
                 except offload.StillPlanning as planning:  # recomputed by a Spark job
                     run.decide(Phase.PENDING, Why.PLANNING, planning.message)
+                    return
+                except plan_offload.OffloadFailed as failed:
+                    planning_failed(run, failed)
                     return
             else:
                 run.decide(
