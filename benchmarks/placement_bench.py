@@ -180,6 +180,15 @@ def _cached_generate(case: Case, cache: Path, seed: int) -> tuple[int, int]:
 
 
 # -- child: one timed plan -------------------------------------------------------------------------
+def vmhwm_mb() -> float:
+    """This process's own peak RSS since its exec (``VmHWM``): unlike ``ru_maxrss`` it does not
+    inherit the peak of a large parent that forked it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def child(cluster_file: Path, request_json: str) -> None:
     cluster = _load(cluster_file)
     request = _request(json.loads(request_json))
@@ -194,6 +203,7 @@ def child(cluster_file: Path, request_json: str) -> None:
     out = {
         "seconds": seconds,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "vmhwm_mb": vmhwm_mb(),
         "moves": report.moves,
         "bytes_moved": report.bytes_moved,
         "m_lb": report.m_lb,

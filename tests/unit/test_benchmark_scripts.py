@@ -75,3 +75,12 @@ def test_the_throttle_bench_refuses_bad_flags_in_one_line(flags: list[str]) -> N
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "error:" in proc.stderr, proc.stderr
+
+
+def test_the_spark_on_kubernetes_bench_imports_and_refuses_an_unknown_tier() -> None:
+    """It needs root and a node for a real run (minutes); here it must load and check its flags."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/spark_k8s_bench.py", "--tiers", "Q"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "unknown tier(s) Q" in proc.stderr, proc.stderr[-2000:]

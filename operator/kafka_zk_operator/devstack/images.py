@@ -288,4 +288,21 @@ def project_image(target: str = "runtime") -> BuiltImage:
     )
     images_dir().mkdir(parents=True, exist_ok=True)
     _push_archive(reference, archive, log)
+    _prune(repository, keep=tag)
     return BuiltImage(repository, tag, archive, time.monotonic() - started)
+
+
+def _prune(repository: str, keep: str) -> None:
+    """Forget the older builds of ``repository`` (each source change makes a new one: 0.5-1.6 GB in
+    buildah's storage plus its archive), keeping ``keep`` and the one before it."""
+    name = repository.rsplit("/", 1)[-1]
+    archives = sorted(images_dir().glob(f"{name}-*.tar"), key=lambda path: path.stat().st_mtime, reverse=True)
+    archives = [a for a in archives if a.stem.removeprefix(f"{name}-").isalnum()]  # not another repository's
+    kept = {keep} | {a.stem.removeprefix(f"{name}-") for a in archives[:2]}
+    for old in archives:
+        if old.stem.removeprefix(f"{name}-") not in kept:
+            old.unlink(missing_ok=True)
+            subprocess.run(
+                ["buildah", "rmi", f"{repository}:{old.stem.removeprefix(f'{name}-')}"], capture_output=True
+            )
+    subprocess.run(["buildah", "rmi", "--prune"], capture_output=True)  # the untagged layers of those builds
