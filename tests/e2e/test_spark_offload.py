@@ -33,7 +33,6 @@ from kubernetes import client
 
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
-from kafka_zk_operator.devstack import tools
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
@@ -45,7 +44,7 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, scoped_operator
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import create_topic, phase, ready_reason, reassignment, wait_phase
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import apply_chart_spark_objects, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "kafka-zk-operator"
@@ -56,23 +55,8 @@ def _restricted_namespace_with_chart(
     api_client: client.ApiClient, namespace: str, kubeconfig: Path, tmp: Path, threshold: int = 5000
 ) -> None:
     client.CoreV1Api(api_client).patch_namespace(namespace, {"metadata": {"labels": RESTRICTED}})
-    values = {
-        "fullnameOverride": "kzo",
-        "spark": {"enabled": True, "offloadAbovePartitions": threshold, "image": "kzo-spark:e2e"},
-    }
-    values_path = tmp / "values.yaml"
-    values_path.write_text(yaml.safe_dump(values))
-    rendered = subprocess.run(
-        [str(tools.helm_binary()), "template", "kzo", str(CHART), "--namespace", namespace, "-f", str(values_path)],
-        capture_output=True, text=True, check=True, timeout=120,
-    ).stdout  # fmt: skip
-    docs = [d for d in yaml.safe_load_all(rendered) if d and "spark" in d["metadata"]["name"]]
-    manifest = tmp / "spark.yaml"
-    manifest.write_text(yaml.safe_dump_all(docs))
-    subprocess.run(
-        [str(tools.kubectl_binary()), "--kubeconfig", str(kubeconfig), "apply", "--server-side", "-f", str(manifest)],
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+    spark = {"offloadAbovePartitions": threshold, "image": "kzo-spark:e2e"}
+    apply_chart_spark_objects(kubeconfig, namespace, spark, tmp)
 
 
 def _dry_run_pod(

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.devstack import artifacts, java
+from kafka_zk_operator.devstack import artifacts, java, tools
 
 T = TypeVar("T")
 
@@ -110,3 +111,27 @@ def empty_chroot(zk_hosts: str, prefix: str) -> KazooClient:
     client = KazooClient(hosts=f"{zk_hosts}{chroot}")
     client.start()
     return client
+
+
+CHART = Path(__file__).resolve().parents[2] / "charts" / "kafka-zk-operator"
+
+
+def apply_chart_spark_objects(
+    kubeconfig: Path, namespace: str, spark_values: dict[str, Any], tmp: Path
+) -> None:
+    """Render the chart's Spark objects (``spark.enabled`` plus ``spark_values``; release ``kzo``,
+    ``fullnameOverride: kzo``) with the real helm and apply them server-side in ``namespace``."""
+    values = {"fullnameOverride": "kzo", "spark": {"enabled": True, **spark_values}}
+    values_path = tmp / "spark-values.yaml"
+    values_path.write_text(yaml.safe_dump(values))
+    rendered = subprocess.run(
+        [str(tools.helm_binary()), "template", "kzo", str(CHART), "--namespace", namespace, "-f", str(values_path)],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout  # fmt: skip
+    docs = [d for d in yaml.safe_load_all(rendered) if d and "spark" in d["metadata"]["name"]]
+    manifest = tmp / "spark.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    subprocess.run(
+        [str(tools.kubectl_binary()), "--kubeconfig", str(kubeconfig), "apply", "--server-side", "-f", str(manifest)],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip

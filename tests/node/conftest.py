@@ -25,6 +25,15 @@ from tests.conftest import KafkaCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "kafka-zk-operator"
+RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
+#: Spark resources that fit a 2-core node beside the operator: the driver and two executors.
+SMALL_SPARK = {
+    "pullPolicy": "Never",
+    "driverRequestCores": "250m",
+    "executorRequestCores": "250m",
+    "driverMemory": "768m",
+    "executorMemory": "768m",
+}
 
 
 @dataclass
@@ -69,6 +78,19 @@ class NodeCluster:
         assert self.stack.node is not None
         self.stack.node.import_image(image.archive)
 
+    def clusters_values(self) -> dict[str, Any]:
+        """The chart's ``clusters`` value for this stack, as pods reach it."""
+        main = {
+            "name": "main",
+            "zookeeper": self.zk_connect_for_pods,
+            "bootstrapServers": self.bootstrap_for_pods,
+        }
+        return {"config": {"clusters": [main], "defaultCluster": "main"}}
+
+    def restricted_namespace(self, name: str) -> None:
+        self.kubectl("create", "namespace", name)
+        self.kubectl("label", "namespace", name, *(f"{k}={v}" for k, v in RESTRICTED.items()))
+
 
 def _run(argv: list[str], check: bool, timeout: float) -> str:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
@@ -94,5 +116,13 @@ def node_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeClust
 def operator_image(node_cluster: NodeCluster) -> images.BuiltImage:
     """The Dockerfile's ``runtime`` target built from this tree, in the node's containerd."""
     image = images.project_image("runtime")
+    node_cluster.load_image(image)
+    return image
+
+
+@pytest.fixture(scope="session")
+def spark_image(node_cluster: NodeCluster) -> images.BuiltImage:
+    """The Dockerfile's ``spark`` target built from this tree, in the node's containerd."""
+    image = images.project_image("spark")
     node_cluster.load_image(image)
     return image

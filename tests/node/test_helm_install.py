@@ -34,18 +34,7 @@ TOPICS_NAMESPACE = "kzo-topics"
 def _values(node_cluster: NodeCluster, image: images.BuiltImage, resync: int) -> dict[str, Any]:
     return {
         "image": {"repository": image.repository, "tag": image.tag, "pullPolicy": "Never"},
-        "clusters": {
-            "config": {
-                "clusters": [
-                    {
-                        "name": "main",
-                        "zookeeper": node_cluster.zk_connect_for_pods,
-                        "bootstrapServers": node_cluster.bootstrap_for_pods,
-                    }
-                ],
-                "defaultCluster": "main",
-            }
-        },
+        "clusters": node_cluster.clusters_values(),
         "operator": {"resyncSeconds": resync},
     }
 

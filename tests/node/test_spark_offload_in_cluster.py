@@ -24,19 +24,11 @@ from kafka_zk_operator.devstack import images
 from kafka_zk_operator.service import plan_offload
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
-from tests.node.conftest import CHART, NodeCluster
+from tests.node.conftest import CHART, SMALL_SPARK, NodeCluster
 
 OPERATOR_NAMESPACE = "kzo-spark-op"
 WORK_NAMESPACE = "kzo-spark-work"
 RELEASE = "kzs"
-RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
-
-
-@pytest.fixture(scope="module")
-def spark_image(node_cluster: NodeCluster) -> images.BuiltImage:
-    image = images.project_image("spark")
-    node_cluster.load_image(image)
-    return image
 
 
 @pytest.fixture(scope="module")
@@ -47,38 +39,19 @@ def release(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[None]:
     """The chart with Spark enabled (every plan offloaded), in a namespace enforcing ``restricted``."""
-    node_cluster.kubectl("create", "namespace", OPERATOR_NAMESPACE)
-    node_cluster.kubectl(
-        "label", "namespace", OPERATOR_NAMESPACE, *(f"{k}={v}" for k, v in RESTRICTED.items())
-    )
+    node_cluster.restricted_namespace(OPERATOR_NAMESPACE)
     node_cluster.kubectl("create", "namespace", WORK_NAMESPACE)
     values = {
         "image": {"repository": operator_image.repository, "tag": operator_image.tag, "pullPolicy": "Never"},
         "replicas": 1,
         "watchNamespaces": [WORK_NAMESPACE],
-        "clusters": {
-            "config": {
-                "clusters": [
-                    {
-                        "name": "main",
-                        "zookeeper": node_cluster.zk_connect_for_pods,
-                        "bootstrapServers": node_cluster.bootstrap_for_pods,
-                    }
-                ],
-                "defaultCluster": "main",
-            }
-        },
+        "clusters": node_cluster.clusters_values(),
         "operator": {"extraEnv": [{"name": "KZO_REASSIGNMENT_POLL_SECONDS", "value": "1"}]},
         "spark": {
             "enabled": True,
             "image": spark_image.reference,
-            "pullPolicy": "Never",
             "offloadAbovePartitions": 1,
-            # A 2-core node: the driver and two executors must fit beside the operator.
-            "driverRequestCores": "250m",
-            "executorRequestCores": "250m",
-            "driverMemory": "768m",
-            "executorMemory": "768m",
+            **SMALL_SPARK,
         },
     }
     values_path = tmp_path_factory.mktemp("spark-release") / "values.yaml"

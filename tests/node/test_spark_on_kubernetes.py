@@ -10,36 +10,24 @@ result ConfigMaps; the collected plan equals the in-process core's plan on the s
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client, config
 
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
-from kafka_zk_operator.devstack import images, tools
+from kafka_zk_operator.devstack import images
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import PlanRequest, plan
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
 from kafka_zk_operator.domain.plan_document import plan_differences
 from kafka_zk_operator.service import plan_offload
-from tests.integration.helpers import wait_for
-from tests.node.conftest import CHART, NodeCluster
-
-RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
-
-
-@pytest.fixture(scope="module")
-def spark_image(node_cluster: NodeCluster) -> images.BuiltImage:
-    """The Dockerfile's ``spark`` target built from this tree, in the node's containerd."""
-    image = images.project_image("spark")
-    node_cluster.load_image(image)
-    return image
+from tests.integration.helpers import apply_chart_spark_objects, wait_for
+from tests.node.conftest import SMALL_SPARK, NodeCluster
 
 
 @pytest.fixture(scope="module")
@@ -56,32 +44,9 @@ def spark_namespace(
 ) -> Iterator[str]:
     """A restricted namespace holding the chart's Spark objects (as ``helm install`` renders them)."""
     namespace = f"spark-{uuid.uuid4().hex[:6]}"
-    node_cluster.kubectl("create", "namespace", namespace)
-    node_cluster.kubectl("label", "namespace", namespace, *(f"{k}={v}" for k, v in RESTRICTED.items()))
-    values = {
-        "fullnameOverride": "kzo",
-        "spark": {
-            "enabled": True,
-            "offloadAbovePartitions": 1000,
-            "image": spark_image.reference,
-            "pullPolicy": "Never",
-            # A 2-core node: the driver and two executors must fit beside everything else.
-            "driverRequestCores": "250m",
-            "executorRequestCores": "250m",
-            "driverMemory": "768m",
-            "executorMemory": "768m",
-        },
-    }
-    values_path = tmp_path / "values.yaml"
-    values_path.write_text(yaml.safe_dump(values))
-    rendered = subprocess.run(
-        [str(tools.helm_binary()), "template", "kzo", str(CHART), "--namespace", namespace, "-f", str(values_path)],
-        capture_output=True, text=True, check=True, timeout=120,
-    ).stdout  # fmt: skip
-    docs = [d for d in yaml.safe_load_all(rendered) if d and "spark" in d["metadata"]["name"]]
-    manifest = tmp_path / "spark.yaml"
-    manifest.write_text(yaml.safe_dump_all(docs))
-    node_cluster.kubectl("apply", "--server-side", "-f", str(manifest))
+    node_cluster.restricted_namespace(namespace)
+    spark = {"offloadAbovePartitions": 1000, "image": spark_image.reference, **SMALL_SPARK}
+    apply_chart_spark_objects(node_cluster.cluster.kubeconfig, namespace, spark, tmp_path)
     try:
         yield namespace
     finally:
