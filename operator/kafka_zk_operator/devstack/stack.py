@@ -1,7 +1,9 @@
 """The whole local stack: ZooKeeper (one server or a quorum), N racked Kafka brokers and
-(optionally) etcd + kube-apiserver.
+(optionally) etcd + kube-apiserver, and (``with_node``) a real node that runs pods
+(``devstack.node``).
 
-``LocalStack.up()`` obtains the binaries (cached), starts every component on 127.0.0.1, waits
+``LocalStack.up()`` obtains the binaries (cached), starts every component on 127.0.0.1 (with a
+node, ZooKeeper, the brokers and the API server also on the host's address, for pods), waits
 until each is ready and records pids and ports in ``<state_dir>/stack.json``; ``down()`` stops
 them in the right order (brokers before ZooKeeper). The same class backs ``kzo dev`` and the
 pytest fixtures, so the tests run exactly what a developer runs.
