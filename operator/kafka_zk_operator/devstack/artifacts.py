@@ -110,12 +110,13 @@ def k8s_bins(
     if all((target / name).exists() for name in wanted):
         return target
     _require_tool("go", "install Go >= 1.24 (the Go module proxy provides newer toolchains)")
-    print(
-        f"kzo: building etcd {etcd_version} and kube-apiserver {k8s_version} from Go modules "
-        f"(first run only: ~15-25 min on 2 cores; log: {cache_dir() / 'logs' / 'build-k8s-bins.log'})...",
-        file=sys.stderr,
-    )
-    if node and (target / "kube-apiserver").exists():
+    if not ((target / "kube-apiserver").exists() and (target / "etcd").exists()):
+        print(
+            f"kzo: building etcd {etcd_version} and kube-apiserver {k8s_version} from Go modules "
+            f"(first run only: ~15-25 min on 2 cores; log: {cache_dir() / 'logs' / 'build-k8s-bins.log'})...",
+            file=sys.stderr,
+        )
+    if node and not (target / "kube-node").exists():
         print(
             f"kzo: building the node's kubelet and control loops {k8s_version} (first run only: ~10 min)...",
             file=sys.stderr,
