@@ -153,52 +153,62 @@ def test_a_kafkatopic_applied_with_kubectl_reaches_kafka_and_becomes_ready(
 _TOPIC: dict[str, str] = {}
 
 
+def _python_in_pod(node_cluster: NodeCluster, image: images.BuiltImage, name: str, script: str) -> str:
+    """Run ``python3 -c script`` in a pod of ``image`` until it ends; its output (it must succeed)."""
+    container = {
+        "name": name,
+        "image": image.reference,
+        "imagePullPolicy": "Never",
+        "command": ["python3", "-c", script],
+    }
+    node_cluster.kubectl(
+        "run", name, "--namespace", NAMESPACE, "--image", image.reference, "--restart=Never",
+        "--overrides", json.dumps({"spec": {"containers": [container]}}),
+    )  # fmt: skip
+    try:
+
+        def finished() -> bool:
+            pod = node_cluster.kubectl_json("get", "pod", name, "--namespace", NAMESPACE)
+            return pod["status"].get("phase") in ("Succeeded", "Failed")
+
+        wait_for(finished, timeout=120, what=f"pod {name} to finish")
+        output = node_cluster.kubectl("logs", name, "--namespace", NAMESPACE)
+        pod = node_cluster.kubectl_json("get", "pod", name, "--namespace", NAMESPACE)
+        assert pod["status"]["phase"] == "Succeeded", output
+        return output
+    finally:
+        node_cluster.kubectl("delete", "pod", name, "--namespace", NAMESPACE, "--wait=false", check=False)
+
+
 def test_the_metrics_answer_through_the_charts_service_from_a_pod(
     node_cluster: NodeCluster, release: Path, operator_image: images.BuiltImage
 ) -> None:
     service = node_cluster.kubectl_json("get", "service", f"{DEPLOYMENT}-metrics", "--namespace", NAMESPACE)
-    cluster_ip = service["spec"]["clusterIP"]
-    port = service["spec"]["ports"][0]["port"]
-    script = (
-        "import urllib.request;"
-        f"print(urllib.request.urlopen('http://{cluster_ip}:{port}/metrics', timeout=10).read().decode())"
-    )
-    overrides = {
-        "spec": {
-            "containers": [
-                {
-                    "name": "scrape",
-                    "image": operator_image.reference,
-                    "imagePullPolicy": "Never",
-                    "command": ["python3", "-c", script],
-                }
-            ]
-        }
-    }
-    node_cluster.kubectl(
-        "run",
-        "scrape",
-        "--namespace",
-        NAMESPACE,
-        "--image",
-        operator_image.reference,
-        "--restart=Never",
-        "--overrides",
-        json.dumps(overrides),
-    )
-    try:
-
-        def finished() -> bool:
-            pod = node_cluster.kubectl_json("get", "pod", "scrape", "--namespace", NAMESPACE)
-            return pod["status"].get("phase") in ("Succeeded", "Failed")
-
-        wait_for(finished, timeout=120, what="the scraping pod to finish")
-        output = node_cluster.kubectl("logs", "scrape", "--namespace", NAMESPACE)
-        pod = node_cluster.kubectl_json("get", "pod", "scrape", "--namespace", NAMESPACE)
-        assert pod["status"]["phase"] == "Succeeded", output
-    finally:
-        node_cluster.kubectl("delete", "pod", "scrape", "--namespace", NAMESPACE, "--wait=false", check=False)
+    url = f"http://{service['spec']['clusterIP']}:{service['spec']['ports'][0]['port']}/metrics"
+    script = f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=10).read().decode())"
+    output = _python_in_pod(node_cluster, operator_image, "scrape", script)
     assert "kzo_leader" in output and "kzo_zookeeper_writes_total" in output, output[:2000]
+
+
+def test_a_pod_reaches_the_brokers_through_their_advertised_listeners(
+    node_cluster: NodeCluster, release: Path, operator_image: images.BuiltImage
+) -> None:
+    """kafka-python (in the operator image) in a pod: bootstrap on the host's address, then each
+    broker on the address it advertises; the topic the operator created is listed."""
+    topic = _TOPIC.get("name")
+    assert topic, "the KafkaTopic test above did not get its topic Ready"
+    script = (
+        "from kafka import KafkaAdminClient;"
+        f"admin = KafkaAdminClient(bootstrap_servers={node_cluster.bootstrap_for_pods!r}, request_timeout_ms=20000);"
+        "print(sorted(admin.list_topics()));"
+        # DescribeLogDirs goes to each broker in turn, on the address it advertises.
+        "print(sorted(r['broker'] for r in admin.describe_log_dirs()))"
+    )
+    topics, brokers = (
+        _python_in_pod(node_cluster, operator_image, "kafka-client", script).strip().splitlines()[-2:]
+    )
+    assert repr(topic) in topics, topics
+    assert brokers == "[1, 2, 3]", brokers
 
 
 def _znode_stamps(node_cluster: NodeCluster, topic: str) -> dict[str, tuple[int, int]]:
