@@ -87,6 +87,18 @@ class NodeCluster:
         }
         return {"config": {"clusters": [main], "defaultCluster": "main"}}
 
+    def pods_with_event(self, namespace: str, prefix: str, reason: str) -> set[str]:
+        """Names of the pods starting with ``prefix`` that have an Event ``reason`` (e.g. Started):
+        evidence that outlives the pods themselves."""
+        events = self.kubectl_json("get", "events", "--namespace", namespace)["items"]
+        return {
+            e["involvedObject"]["name"]
+            for e in events
+            if e["involvedObject"].get("kind") == "Pod"
+            and e["involvedObject"]["name"].startswith(prefix)
+            and e.get("reason") == reason
+        }
+
     def restricted_namespace(self, name: str) -> None:
         self.kubectl("create", "namespace", name)
         self.kubectl("label", "namespace", name, *(f"{k}={v}" for k, v in RESTRICTED.items()))

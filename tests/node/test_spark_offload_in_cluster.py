@@ -120,17 +120,6 @@ def _job_name(resource: dict[str, Any]) -> str:
     return plan_offload.job_name(resource["metadata"]["uid"], str(resource["metadata"]["generation"]))
 
 
-def _started_pods(node_cluster: NodeCluster, job: str) -> set[str]:
-    events = node_cluster.kubectl_json("get", "events", "--namespace", OPERATOR_NAMESPACE)["items"]
-    return {
-        e["involvedObject"]["name"]
-        for e in events
-        if e["involvedObject"].get("kind") == "Pod"
-        and e["involvedObject"]["name"].startswith(job)
-        and e.get("reason") == "Started"
-    }
-
-
 def _warnings(node_cluster: NodeCluster, name: str, reason: str) -> list[str]:
     events = node_cluster.kubectl_json(
         "get", "events", "--namespace", WORK_NAMESPACE, "--field-selector", f"involvedObject.name={name}"
@@ -175,7 +164,7 @@ def test_the_operator_in_a_pod_plans_with_spark_pods_and_kafka_ends_with_the_pla
     proposal = body["status"]["proposal"]
     assert f"computed by Spark job {OPERATOR_NAMESPACE}/{job}" in proposal["notes"]
     assert proposal["moves"] == proposal["lowerBound"] > 0
-    started = _started_pods(node_cluster, job)
+    started = node_cluster.pods_with_event(OPERATOR_NAMESPACE, job, "Started")
     assert f"{job}-driver" in started and len({p for p in started if "-exec-" in p}) >= 2, started
     _assert_kafka_holds_the_plan(kafka, topic, body)
     _assert_nothing_left(node_cluster, job)

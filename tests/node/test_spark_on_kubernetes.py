@@ -53,18 +53,6 @@ def spark_namespace(
         node_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
-def _events_of(node_cluster: NodeCluster, namespace: str, prefix: str, reason: str) -> set[str]:
-    """Names of the pods starting with ``prefix`` that have an Event ``reason`` (e.g. Started)."""
-    events = node_cluster.kubectl_json("get", "events", "--namespace", namespace)["items"]
-    return {
-        e["involvedObject"]["name"]
-        for e in events
-        if e["involvedObject"].get("kind") == "Pod"
-        and e["involvedObject"]["name"].startswith(prefix)
-        and e.get("reason") == reason
-    }
-
-
 def _job_pods(node_cluster: NodeCluster, namespace: str, name: str) -> list[dict[str, Any]]:
     selector = f"{spark_submit.JOB_LABEL}={name}"
     return list(
@@ -98,7 +86,7 @@ def test_an_offloaded_plan_runs_as_driver_and_executor_pods_and_equals_the_core_
     assert final is plan_offload.JobState.SUCCEEDED, f"{message}\n{logs}"
 
     # spark-submit ran in the Job's pod, the driver and two executors in pods of their own.
-    started = _events_of(node_cluster, spark_namespace, name, "Started")
+    started = node_cluster.pods_with_event(spark_namespace, name, "Started")
     assert f"{name}-driver" in started, started
     executors = {pod for pod in started if "-exec-" in pod}
     assert len(executors) >= 2, started
