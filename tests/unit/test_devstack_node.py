@@ -44,7 +44,7 @@ def test_only_the_kube_chains_and_the_jumps_to_them_are_removed(monkeypatch: pyt
             "-N KUBE-SERVICES",
             "-A INPUT -j KUBE-FIREWALL",
             "-A FORWARD -m comment --comment podman -j CNI-FORWARD",
-            "-A OUTPUT -m conntrack --ctstate NEW -j KUBE-SERVICES",
+            '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
             "-A KUBE-FIREWALL -d 127.0.0.0/8 -j DROP",
         ]
     )
@@ -59,7 +59,20 @@ def test_only_the_kube_chains_and_the_jumps_to_them_are_removed(monkeypatch: pyt
     changes = [call[3:] for call in calls[1:]]
     assert changes == [
         ["-D", "INPUT", "-j", "KUBE-FIREWALL"],
-        ["-D", "OUTPUT", "-m", "conntrack", "--ctstate", "NEW", "-j", "KUBE-SERVICES"],
+        [
+            "-D",
+            "OUTPUT",
+            "-m",
+            "conntrack",
+            "--ctstate",
+            "NEW",
+            "-m",
+            "comment",
+            "--comment",
+            "kubernetes service portals",
+            "-j",
+            "KUBE-SERVICES",
+        ],
         ["-F", "KUBE-FIREWALL"],
         ["-F", "KUBE-SERVICES"],
         ["-X", "KUBE-FIREWALL"],

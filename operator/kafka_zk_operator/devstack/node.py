@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -246,11 +247,7 @@ state = "{self.run_dir / "state"}"
         return self._ctr("version", check=False).returncode == 0
 
     def _ctr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        argv = ["ctr", "--address", str(self.containerd_socket), "--namespace", "k8s.io", *args]
-        result = subprocess.run(argv, capture_output=True, text=True)
-        if check and result.returncode != 0:
-            raise StackError(f"'{' '.join(argv)}' failed: {result.stderr.strip() or result.stdout.strip()}")
-        return result
+        return _ctr(self.containerd_socket, *args, check=check)
 
     def import_image(self, archive: Path) -> None:
         """Import an OCI archive into containerd's ``k8s.io`` namespace (where the kubelet looks)."""
@@ -474,10 +471,18 @@ def _delete_all_pods(admin_kubeconfig: Path, timeout: float = 60.0) -> None:
         wait_until(gone, timeout=timeout, what="the node's pods to be deleted", interval=1.0)
 
 
+def _ctr(socket_path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """containerd's ``ctr`` in the ``k8s.io`` namespace (the kubelet's) of the node's containerd."""
+    argv = ["ctr", "--address", str(socket_path), "--namespace", "k8s.io", *args]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise StackError(f"'{' '.join(argv)}' failed: {result.stderr.strip() or result.stdout.strip()}")
+    return result
+
+
 def _kill_containers(socket_path: Path) -> None:
     def ctr(*args: str) -> list[str]:
-        argv = ["ctr", "--address", str(socket_path), "--namespace", "k8s.io", *args]
-        return subprocess.run(argv, capture_output=True, text=True).stdout.split()
+        return _ctr(socket_path, *args, check=False).stdout.split()
 
     for task in ctr("tasks", "list", "-q"):
         ctr("tasks", "kill", "--signal", "SIGKILL", task)
@@ -508,7 +513,7 @@ def _remove_kube_chains(program: str, table: str) -> None:
     listed = subprocess.run([program, "-t", table, "-S"], capture_output=True, text=True)
     if listed.returncode != 0:
         return
-    rules = [line.split() for line in listed.stdout.splitlines()]
+    rules = [shlex.split(line) for line in listed.stdout.splitlines()]  # comments are quoted
     for rule in rules:
         if len(rule) > 2 and rule[0] == "-A" and not rule[1].startswith("KUBE-") and "-j" in rule:
             target = rule[rule.index("-j") + 1]
