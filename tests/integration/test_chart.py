@@ -1003,8 +1003,10 @@ SPARK_DRIVER_RULES = expand(
     ["networkpolicies"],
     ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
 )
-SPARK_LAUNCHER_RULES = expand(["batch"], ["jobs"], ["get", "list", "watch", "create", "delete"]) | expand(
-    [""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"]
+SPARK_LAUNCHER_RULES = (
+    expand(["batch"], ["jobs"], ["get", "list", "watch", "create", "delete"])
+    | expand([""], ["configmaps"], ["get", "list", "watch", "create", "update", "patch", "delete"])
+    | expand([""], ["pods"], ["get", "list", "delete"])
 )
 
 
@@ -1098,9 +1100,11 @@ def test_spark_rbac_against_the_real_server(
     for verb in ("create", "get", "delete"):
         assert can(api, operator, verb, "jobs.batch", namespace), f"operator {verb} jobs"
         assert can(api, operator, verb, "configmaps", namespace), f"operator {verb} configmaps"
+    for verb in ("list", "delete"):  # the pods of a run that ended without a result
+        assert can(api, operator, verb, "pods", namespace), f"operator {verb} pods"
     for verb, resource in (
         ("create", "pods"),
-        ("get", "pods"),
+        ("patch", "pods"),
         ("create", "rolebindings.rbac.authorization.k8s.io"),
     ):
         assert not can(api, operator, verb, resource, namespace), f"operator {verb} {resource}"

@@ -1,10 +1,9 @@
 """The operator, installed with helm and running in a pod, offloads a PartitionReassignment's plan to
 Spark on the node, with only the chart's RBAC: spark-submit in the Job's pod, the driver and two
 executors in theirs, the result back through the ConfigMaps, then the moves on the real brokers.
-And a fault: the driver pod killed mid-run: the resource says so (a ``PlanJobFailed`` Warning
-event and status message), the job is submitted again and ends the work, and no pod, Job or
-ConfigMap of any run is left behind. (The Job deleted mid-run passed once and, in a later run, gave
-no second event within 180 s, cause not found: left out until it is understood.)
+And the faults: the driver pod killed mid-run, then the Job deleted mid-run: each time the
+resource says so (a ``PlanJobFailed`` Warning event and status message), the job is submitted
+again, and in the end it completes the work and no pod, Job or ConfigMap of any run is left behind.
 
 Kafka's view is read with a Kafka client (kafka-python), never with the project's code.
 """
@@ -170,7 +169,7 @@ def test_the_operator_in_a_pod_plans_with_spark_pods_and_kafka_ends_with_the_pla
     _assert_nothing_left(node_cluster, job)
 
 
-def test_a_killed_driver_is_reported_retried_and_leaves_nothing_behind(
+def test_a_killed_driver_and_a_deleted_job_are_reported_retried_and_leave_nothing_behind(
     node_cluster: NodeCluster, release: None, kafka: KafkaView, tmp_path: Path
 ) -> None:
     topic, _ = _skewed_topic(kafka)
@@ -191,7 +190,18 @@ def test_a_killed_driver_is_reported_retried_and_leaves_nothing_behind(
     )
     assert f"Spark job {OPERATOR_NAMESPACE}/{job}" in first[0] and "submitted again" in first[0], first
 
-    # 2. Submitted again, it ends the work; nothing of any run stays.
+    # 2. Submitted again; this time its Job is deleted while the driver runs. The operator must
+    # report it, not quietly create the Job again (it did: the first cold-cache run found that).
+    wait_for(driver_running, timeout=240, interval=0.5, what=f"{driver} to run again")
+    node_cluster.kubectl("delete", "job", job, "--namespace", OPERATOR_NAMESPACE, "--wait=false")
+    second = wait_for(
+        lambda: [m for m in _warnings(node_cluster, "retry", "PlanJobFailed") if m not in first],
+        timeout=180,
+        what="a PlanJobFailed event for the deleted Job",
+    )
+    assert "has no result: Missing" in second[0] and "submitted again" in second[0], second
+
+    # 3. Submitted again, it ends the work; nothing of any run stays.
     body = wait_for(
         lambda: _completed(node_cluster, "retry"), timeout=420, interval=2.0, what="retry Completed"
     )

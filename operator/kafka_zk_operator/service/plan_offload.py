@@ -7,15 +7,20 @@ in cluster mode) and later reads the result back as a ``Plan`` equal to what
 
     settings = load_settings(jobs)                                   # chart values spark.*
     if settings and should_offload(cluster.n_partitions, settings.offload_above_partitions):
-        name = job_name(resource_uid, proposal_id)
-        submit(jobs, prepare(name, settings.spark, cluster, request))   # idempotent
-        ...                                                            # later reconciles:
-        plan = collect(jobs, settings.spark.namespace, name, cluster)  # None while running
-        cleanup(jobs, settings.spark.namespace, name)                  # once consumed
+        name, ns = job_name(resource_uid, proposal_id), settings.spark.namespace
+        if not submitted(jobs, ns, name) and not leftover_pods(jobs, ns, name):
+            submit(jobs, prepare(name, settings.spark, cluster, request))  # idempotent
+        ...                                                              # later reconciles:
+        plan = collect(jobs, ns, name, cluster)                          # None while running
+        cleanup(jobs, ns, name)                                          # once consumed
 
 ``collect`` raises :class:`OffloadFailed` when the Job failed without a result (deadline, crash,
-image pull) and ``InvalidSpec`` when the job refused the request or its result does not belong to
-the submitted input.
+image pull) or was deleted before it wrote one, and ``InvalidSpec`` when the job refused the
+request or its result does not belong to the submitted input.
+
+A job is submitted again only once every pod of its earlier run is gone: the driver and the
+executor pods are named after the job, and the earlier run's spark-submit, when stopped, kills
+its driver *by name*, so two runs must never overlap.
 """
 
 from __future__ import annotations
@@ -136,11 +141,24 @@ def submit(jobs: SparkJobs, objects: SparkJobObjects, *, dry_run: bool = False) 
     return created
 
 
+def submitted(jobs: SparkJobs, namespace: str, name: str) -> bool:
+    """Whether the job was submitted: its pod template ConfigMap (created right before the Job, and
+    deleted with it by :func:`cleanup`) exists. Submitted with no Job: the Job was deleted."""
+    return bool(jobs.configmaps(namespace, name, spark_submit.POD_TEMPLATE))
+
+
+def leftover_pods(jobs: SparkJobs, namespace: str, name: str) -> list[str]:
+    """Pods of an earlier run of the job still there (spark-submit's, the driver, executors)."""
+    return jobs.pods(namespace, spark_submit.selector(name))
+
+
 def state(jobs: SparkJobs, namespace: str, name: str) -> tuple[JobState, str]:
-    """The Job's state and, when it failed, why."""
+    """The Job's state and, when it failed or is gone, why."""
     job = jobs.job(namespace, name)
     if job is None:
-        return JobState.MISSING, "the Job does not exist"
+        return JobState.MISSING, "the Job does not exist (deleted, or never created)"
+    if (job.get("metadata") or {}).get("deletionTimestamp"):
+        return JobState.MISSING, "the Job is being deleted"
     status: Mapping[str, Any] = job.get("status") or {}
     for cond in status.get("conditions") or []:
         if cond.get("status") == "True" and cond.get("type") == "Failed":
@@ -179,6 +197,12 @@ def collect(jobs: SparkJobs, namespace: str, name: str, cluster: ClusterArrays |
     return read_plan_document(document, cluster, input_sha256=digest(snapshot))
 
 
-def cleanup(jobs: SparkJobs, namespace: str, name: str) -> None:
-    """Delete the Job (and its pods) and the job's ConfigMaps."""
+def cleanup(jobs: SparkJobs, namespace: str, name: str) -> list[str]:
+    """Delete the Job, the job's ConfigMaps and its pods; the names of the pods deleted.
+
+    The Job's own pod goes with the Job; the driver's and the executors' are deleted here too, in
+    case no spark-submit is left to delete them (its pod deleted first, or stopped before its trap
+    ran).
+    """
     jobs.delete(namespace, name)
+    return jobs.delete_pods(namespace, spark_submit.selector(name))

@@ -111,6 +111,28 @@ class SparkJobs:
                     ) from exc
 
 
+    def pods(self, namespace: str, label_selector: str) -> list[str]:
+        """Names of the pods the selector matches (whatever their phase)."""
+        try:
+            listing = self.core.list_namespaced_pod(namespace, label_selector=label_selector)
+        except ApiException as exc:
+            raise KubernetesApiError(f"listing pods in {namespace} failed: {exc.status} {exc.reason}") from exc
+        return [str(item.metadata.name) for item in listing.items if item.metadata is not None]
+
+    def delete_pods(self, namespace: str, label_selector: str) -> list[str]:
+        """Delete the pods the selector matches (each with its own grace period); their names."""
+        names = self.pods(namespace, label_selector)
+        for name in names:
+            try:
+                self.core.delete_namespaced_pod(name, namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise KubernetesApiError(
+                        f"deleting pod {namespace}/{name} failed: {exc.status} {exc.reason}"
+                    ) from exc
+        return names
+
+
 #: Names the operator's own namespace when it runs outside a pod (a development machine, CI).
 NAMESPACE_ENV = "KZO_OPERATOR_NAMESPACE"
 

@@ -41,6 +41,8 @@ ROLE_LABEL = crd_identity.SPARK_ROLE_LABEL
 CHUNK_ANNOTATION = crd_identity.SPARK_CHUNK_ANNOTATION
 SHA_ANNOTATION = crd_identity.SPARK_SHA_ANNOTATION
 INPUT, RESULT = "input", "result"
+#: Role of the pod template ConfigMap, created right before the Job: its presence means "submitted".
+POD_TEMPLATE = "template"
 PAYLOAD_KEY = "payload.gz"
 REQUEST_KEY = "request.json"
 #: Compressed bytes per ConfigMap: 3/4 MiB leaves room for metadata under the 1 MiB limit.
@@ -319,7 +321,7 @@ def build_spark_job(
     template_cm = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": f"{name}-pod-template", "namespace": ns, "labels": labels(name, "template")},
+        "metadata": {"name": f"{name}-pod-template", "namespace": ns, "labels": labels(name, POD_TEMPLATE)},
         "data": {TEMPLATE_FILE: json.dumps(pod_template(name), indent=1, sort_keys=True)},
     }
     job = {

@@ -5,7 +5,9 @@ cluster has more partitions than ``spark.offloadAbovePartitions``, a computed mo
 planned by a Spark job (``service.plan_offload``): the first reconcile submits it, later ones find
 it running (the resource stays ``Pending``, reason ``Planning``), the one that finds the result
 turns it into the proposal and, once the proposal is saved in the status, deletes the job (a
-failed save must not cost a re-run of a long job). Same plan as in-process (the engine's contract),
+failed save must not cost a re-run of a long job). A job that ends without a result (it failed,
+its driver was killed, its Job was deleted) raises ``OffloadFailed`` once, is deleted, and is
+submitted again by a later reconcile once every pod of that run is gone. Same plan as in-process (the engine's contract),
 so everything after the proposal is identical. Without Spark settings, for small clusters, and
 for ReplicationFactor requests with several target factors (planned as a chain), the engine runs
 in-process.
@@ -28,6 +30,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_computed import plan_from_engine
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
 from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, engine_inputs, plan_request
+from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import plan_offload
 
 log = logging.getLogger(__name__)
@@ -50,12 +53,12 @@ class FinishedJob:
     name: str
 
     def discard(self) -> None:
-        """Delete the Job (and its pods) and its ConfigMaps."""
+        """Delete the Job, its ConfigMaps and its pods."""
         plan_offload.cleanup(self.jobs, self.namespace, self.name)
 
     def delete_command(self) -> str:
         """How a person deletes what ``discard`` could not."""
-        return f"kubectl delete job,configmap -n {self.namespace} -l {spark_submit.selector(self.name)}"
+        return f"kubectl delete job,configmap,pod -n {self.namespace} -l {spark_submit.selector(self.name)}"
 
 
 def _settings(jobs: SparkJobs) -> plan_offload.OffloadSettings | None:
@@ -94,11 +97,22 @@ def plan(
         return plan_request(request, cluster)
     name = plan_offload.job_name(*key)
     namespace = settings.spark.namespace
-    # A conflict means the job still runs for an earlier snapshot of this generation: take its result.
-    with contextlib.suppress(errors.ResourceConflict):
-        plan_offload.submit(
-            jobs, plan_offload.prepare(name, settings.spark, inputs.arrays, inputs.requests[0])
-        )
+    if not plan_offload.submitted(jobs, namespace, name):
+        # Pods of an earlier run (its Job failed or was deleted) go first: the new run's driver
+        # takes the same name, and the old spark-submit deletes "its" driver by that name.
+        left = plan_offload.leftover_pods(jobs, namespace, name)
+        if left:
+            plan_offload.cleanup(jobs, namespace, name)
+            raise StillPlanning(
+                f"Spark job {namespace}/{name} is submitted again once its earlier run has stopped "
+                f"({counted(len(left), 'pod')} left: {', '.join(sorted(left)[:4])})."
+            )
+        # A conflict means the job still runs for an earlier snapshot of this generation: take
+        # its result.
+        with contextlib.suppress(errors.ResourceConflict):
+            plan_offload.submit(
+                jobs, plan_offload.prepare(name, settings.spark, inputs.arrays, inputs.requests[0])
+            )
     try:
         result = plan_offload.collect(jobs, namespace, name)
     except plan_offload.OffloadFailed:
