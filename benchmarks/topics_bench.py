@@ -10,7 +10,7 @@ the operator CPU per period; then a fresh operator's adoption of the N topics: t
 has reconciled each once, and its writes (must be 0).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
-       [--operator-env KEY=VALUE ...]
+       [--operator-env KEY=VALUE ...] [--profile-noop DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -120,8 +122,26 @@ def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     return f"{max(512, 512 + 128 * ((replicas_per_broker - 3000 + 999) // 1000))}m"
 
 
+def start_profile(pid: int, seconds: int, out: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the operator (collapsed stacks, threads apart) for ``seconds``; ``None``
+    without py-spy (``pip install py-spy``: a profiler, not a dependency of the project)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        log("py-spy not found: no profile (pip install py-spy)")
+        return None
+    command = [spy, "record", "--pid", str(pid), "--duration", str(seconds), "--format", "raw",
+               "--threads", "--rate", "50", "--nonblocking", "--output", str(out)]  # fmt: skip
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def run(
-    n: int, partitions: int, rf: int, resync: int, operator_env: dict[str, str], broker_heap: str | None
+    n: int,
+    partitions: int,
+    rf: int,
+    resync: int,
+    operator_env: dict[str, str],
+    broker_heap: str | None,
+    profile_dir: Path | None = None,
 ) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
     heap = broker_heap or broker_heap_for(n, partitions, rf)
@@ -198,7 +218,12 @@ def run(
         refreshes_before_resync = operator.metric_sum("kzo_status_refreshes_total")
         outcomes_before_resync = reconcile_outcomes(operator)
         window = resync * 2 + 5
+        profile = profile_dir / f"noop-{n}.txt" if profile_dir else None
+        profiler = start_profile(operator.pid, window, profile) if profile else None
         time.sleep(window)
+        if profiler is not None:
+            profiler.wait(timeout=60)
+            log(f"N={n}: no-op window profile (py-spy, collapsed stacks): {profile}")
         # How the window's resyncs went: full reconciles vs resyncs that found every stamp unchanged.
         resync_full = operator.metric_sum("kzo_reconciliations_total") - full_before_resync
         resync_stamped = operator.metric_sum("kzo_resyncs_unchanged_total") - stamped_before_resync
@@ -284,10 +309,19 @@ def main() -> int:
         default=None,
         help="each Kafka broker's JVM heap, e.g. 2g (default: 512m, more above ~3,000 partitions per broker)",
     )
+    parser.add_argument(
+        "--profile-noop",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="sample the operator with py-spy during the no-op window; collapsed stacks in DIR",
+    )
     args = parser.parse_args()
+    if args.profile_noop is not None:
+        args.profile_noop.mkdir(parents=True, exist_ok=True)
     operator_env = dict(item.split("=", 1) for item in args.operator_env)
     rows = [
-        run(int(n), args.partitions, args.rf, args.resync, operator_env, args.broker_heap)
+        run(int(n), args.partitions, args.rf, args.resync, operator_env, args.broker_heap, args.profile_noop)
         for n in args.topics.split(",")
     ]
     header = (
