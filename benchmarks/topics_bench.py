@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -122,15 +123,18 @@ def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     return f"{max(512, 512 + 128 * ((replicas_per_broker - 3000 + 999) // 1000))}m"
 
 
-def start_profile(pid: int, seconds: int, out: Path) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling the operator (collapsed stacks, threads apart) for ``seconds``; ``None``
-    without py-spy (``pip install py-spy``: a profiler, not a dependency of the project)."""
+def start_profile(pid: int, seconds: int | None, out: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the operator (collapsed stacks, threads apart) for ``seconds`` (``None``:
+    until SIGINT); ``None`` without py-spy (``pip install py-spy``: a profiler, not a dependency
+    of the project)."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
         log("py-spy not found: no profile (pip install py-spy)")
         return None
-    command = [spy, "record", "--pid", str(pid), "--duration", str(seconds), "--format", "raw",
-               "--threads", "--rate", "50", "--nonblocking", "--output", str(out)]  # fmt: skip
+    command = [spy, "record", "--pid", str(pid), "--format", "raw", "--threads", "--rate", "50",
+               "--nonblocking", "--output", str(out)]  # fmt: skip
+    if seconds is not None:
+        command += ["--duration", str(seconds)]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -254,11 +258,17 @@ def run(
         restarted = time.monotonic()
         adopting.start()
         operator = adopting
+        adopt_profile = profile_dir / f"adopt-{n}.txt" if profile_dir else None
+        adopt_profiler = start_profile(operator.pid, None, adopt_profile) if adopt_profile else None
         while operator.metric_sum("kzo_reconciliations_total") < n:
             time.sleep(0.5)
             if time.monotonic() - restarted > 1800:
                 raise SystemExit(f"the restarted operator did not adopt {n} topics in 30 min")
         adopted = time.monotonic() - restarted
+        if adopt_profiler is not None:
+            adopt_profiler.send_signal(signal.SIGINT)
+            adopt_profiler.wait(timeout=60)
+            log(f"N={n}: adoption profile (py-spy, collapsed stacks): {adopt_profile}")
         log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         return {
@@ -314,7 +324,7 @@ def main() -> int:
         type=Path,
         default=None,
         metavar="DIR",
-        help="sample the operator with py-spy during the no-op window; collapsed stacks in DIR",
+        help="sample the operator with py-spy in the no-op window and the adoption; collapsed stacks in DIR",
     )
     args = parser.parse_args()
     if args.profile_noop is not None:
