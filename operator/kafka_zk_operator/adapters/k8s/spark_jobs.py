@@ -110,13 +110,14 @@ class SparkJobs:
                         f"{exc.status} {exc.reason}"
                     ) from exc
 
-
     def pods(self, namespace: str, label_selector: str) -> list[str]:
         """Names of the pods the selector matches (whatever their phase)."""
         try:
             listing = self.core.list_namespaced_pod(namespace, label_selector=label_selector)
         except ApiException as exc:
-            raise KubernetesApiError(f"listing pods in {namespace} failed: {exc.status} {exc.reason}") from exc
+            raise KubernetesApiError(
+                f"listing pods in {namespace} failed: {exc.status} {exc.reason}"
+            ) from exc
         return [str(item.metadata.name) for item in listing.items if item.metadata is not None]
 
     def delete_pods(self, namespace: str, label_selector: str) -> list[str]:

@@ -7,8 +7,8 @@ it running (the resource stays ``Pending``, reason ``Planning``), the one that f
 turns it into the proposal and, once the proposal is saved in the status, deletes the job (a
 failed save must not cost a re-run of a long job). A job that ends without a result (it failed,
 its driver was killed, its Job was deleted) raises ``OffloadFailed`` once, is deleted, and is
-submitted again by a later reconcile once every pod of that run is gone. Same plan as in-process (the engine's contract),
-so everything after the proposal is identical. Without Spark settings, for small clusters, and
+submitted again by a later reconcile once every pod of that run is gone. Same plan as in-process
+(the engine's contract), so everything after the proposal is identical. Without Spark settings, for small clusters, and
 for ReplicationFactor requests with several target factors (planned as a chain), the engine runs
 in-process.
 
