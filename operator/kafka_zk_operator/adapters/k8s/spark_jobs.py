@@ -69,13 +69,17 @@ class SparkJobs:
         return self.select_configmaps(namespace, selector(job, role))
 
     def select_configmaps(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
+        items = self._list(self.core.list_namespaced_config_map, "ConfigMaps", namespace, label_selector)
+        return [self._plain(item) for item in items]
+
+    def _list(self, call: Any, kind: str, namespace: str, label_selector: str) -> list[Any]:
+        """``call(namespace, label_selector=...)``'s items (a ``list_namespaced_*`` of the client)."""
         try:
-            listing = self.core.list_namespaced_config_map(namespace, label_selector=label_selector)
+            return list(call(namespace, label_selector=label_selector).items)
         except ApiException as exc:
             raise KubernetesApiError(
-                f"listing ConfigMaps in {namespace} failed: {exc.status} {exc.reason}"
+                f"listing {kind} in {namespace} failed: {exc.status} {exc.reason}"
             ) from exc
-        return [self._plain(item) for item in listing.items]
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -112,13 +116,8 @@ class SparkJobs:
 
     def pods(self, namespace: str, label_selector: str) -> list[str]:
         """Names of the pods the selector matches (whatever their phase)."""
-        try:
-            listing = self.core.list_namespaced_pod(namespace, label_selector=label_selector)
-        except ApiException as exc:
-            raise KubernetesApiError(
-                f"listing pods in {namespace} failed: {exc.status} {exc.reason}"
-            ) from exc
-        return [str(item.metadata.name) for item in listing.items if item.metadata is not None]
+        items = self._list(self.core.list_namespaced_pod, "pods", namespace, label_selector)
+        return [str(item.metadata.name) for item in items if item.metadata is not None]
 
     def delete_pods(self, namespace: str, label_selector: str) -> list[str]:
         """Delete the pods the selector matches (each with its own grace period); their names."""
