@@ -20,7 +20,12 @@ from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import kopf_session, kopf_toggles
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity, errors
-from kafka_zk_operator.handlers import diffbase, kafkatopic, waiting  # noqa: F401  (kafkatopic registers handlers)
+from kafka_zk_operator.handlers import (  # noqa: F401  (kafkatopic* register handlers)
+    diffbase,
+    kafkatopic,
+    kafkatopic_resync,
+    waiting,
+)
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.leadership import LeaderElector
 

@@ -15,12 +15,13 @@ def test_only_info_successes_of_the_periodic_timers_are_dropped(caplog: pytest.L
     kopf_logging.quiet_timer_successes(logger.name)
     assert sum(isinstance(f, kopf_logging.QuietTimerSuccesses) for f in logger.filters) == 1
     with caplog.at_level(logging.DEBUG, logger=logger.name):
-        logger.info("Timer 'kafkatopic_resync' succeeded.")
         logger.info("Timer 'partitionreassignment_poll' succeeded.")
+        logger.info("Timer 'another_timer' succeeded.")
         logger.info("Handler 'kafkatopic_create' succeeded.")
         logger.warning("Timer 'kafkatopic_resync' succeeded.")
         logger.error("Timer 'kafkatopic_resync' failed with an exception. Will retry.")
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("INFO", "Timer 'another_timer' succeeded."),
         ("INFO", "Handler 'kafkatopic_create' succeeded."),
         ("WARNING", "Timer 'kafkatopic_resync' succeeded."),
         ("ERROR", "Timer 'kafkatopic_resync' failed with an exception. Will retry."),

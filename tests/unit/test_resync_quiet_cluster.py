@@ -9,11 +9,10 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-import kopf
 import pytest
 from prometheus_client import REGISTRY
 
-from kafka_zk_operator.handlers import in_pool, kafkatopic
+from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.service import topics
 
@@ -40,8 +39,8 @@ class FakeStore:
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> Any:
     fake = FakeStore()
-    monkeypatch.setattr(kafkatopic, "_open_store", lambda memo, resource: fake)
-    monkeypatch.setattr(kafkatopic, "_resync_key", lambda body, resource, memo, index: KEY)
+    monkeypatch.setattr(kafkatopic_resync, "_open_store", lambda memo, resource: fake)
+    monkeypatch.setattr(kafkatopic_resync, "_resync_key", lambda view, resource, memo, owners: KEY)
     reconciles: list[str] = []
 
     async def no_reconcile(*args: Any, **kwargs: Any) -> None:
@@ -68,10 +67,9 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def _resync(status: dict[str, Any] | None = None) -> None:
     status = status or {}
-    body = kopf.Body({"metadata": {"uid": UID, "name": "t", "namespace": "ns"}, "spec": {}, "status": status})
+    view = {"metadata": {"uid": UID, "name": "t", "namespace": "ns"}, "spec": {}, "status": status}
     memo = SimpleNamespace(settings=SimpleNamespace(status_heartbeat_seconds=math.inf))
-    resync: Any = kafkatopic.kafkatopic_resync
-    asyncio.run(resync(body=body, patch=kopf.Patch(), memo=memo, status=status, kafkatopic_owners={}, stopped=None))
+    asyncio.run(kafkatopic_resync.resync(view, memo, {}, asyncio.Event(), lambda: True))
 
 
 def _unchanged_count() -> float:

@@ -76,7 +76,7 @@ def test_a_resync_never_builds_the_probe_of_a_huge_spec() -> None:
     """A spec of 1,000,000 partitions (the schema allows it) once held the event loop for minutes
     while its resync probed a million state znodes; other resources' handlers stalled."""
     from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-    from kafka_zk_operator.handlers.kafkatopic import _paths_to_probe
+    from kafka_zk_operator.handlers.kafkatopic_resync import _paths_to_probe
 
     asked: list[int] = []
 

@@ -1,5 +1,6 @@
-"""kopf handlers for KafkaTopic: create, update, resume and the periodic resync all run the same
-level-based reconcile (``service.topics.reconcile_topic``); delete drives Kafka's deletion.
+"""kopf handlers for KafkaTopic: create, update, resume and the periodic resync (its passes are in
+``handlers.kafkatopic_resync``) all run the same level-based reconcile
+(``service.topics.reconcile_topic``); delete drives Kafka's deletion.
 
 Name conflicts (two resources for one Kafka topic in one cluster) are decided with a kopf index:
 the oldest resource wins, the others report ``ResourceConflict`` and never write.
@@ -8,11 +9,9 @@ the oldest resource wins, the others report ``ResourceConflict`` and never write
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import math
 import os
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import kopf
@@ -20,7 +19,6 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
-from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
@@ -33,7 +31,6 @@ from kafka_zk_operator.domain.topic_status import (
     build_topic_status,
     status_changes,
 )
-from kafka_zk_operator.handlers import in_pool
 from kafka_zk_operator.handlers.waiting import StillWaiting
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
@@ -44,7 +41,7 @@ from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.runtime.resync_gate import ResyncGate
 from kafka_zk_operator.service import topics
 
-#: Period of the level-based resync (read at import: kopf needs it when registering the timer).
+#: Period of the level-based resync (``handlers.kafkatopic_resync``).
 RESYNC_SECONDS = float(os.environ.get("KZO_RESYNC_SECONDS", "60") or 60)
 KIND = "kafkatopic"
 
@@ -96,9 +93,9 @@ def _post(body: kopf.Body, events: list[topics.Event]) -> None:
 #: The Ready state of every KafkaTopic, for the ``kzo_kafkatopics`` gauge.
 _tally = ConditionTally(metrics.TOPICS_BY_CONDITION)
 
-#: One reconcile at a time per resource: kopf runs the resync timer in parallel with the
+#: One reconcile at a time per resource: the resync passes run in parallel with the
 #: create/update/resume handlers, and two reconciles of one topic would race (both create, or both
-#: add the same partitions). A timer's body is kopf's live view, read after the wait.
+#: add the same partitions).
 _locks = KeyedLocks()
 
 #: Which resyncs have something to add, and when each resource's first one comes.
@@ -123,11 +120,13 @@ def _reconcile(
     status: Mapping[str, Any],
     *,
     resync: bool = False,
+    still_wanted: Callable[[], bool] | None = None,
 ) -> _Reconciled:
-    """``resync``: the periodic timer, which never asks kopf for an early retry - its next tick is
+    """``resync``: the periodic resync, which never asks for an early retry - its next pass is
     the retry. With thousands of topics and ZooKeeper down, per-topic retries every few seconds
     (each one a kopf state patch) flooded the API server and starved the events of new resources
-    (found by the quorum-loss fault test)."""
+    (found by the quorum-loss fault test). ``still_wanted``: checked once the lock is held (the
+    resource may have been deleted while the resync waited for it)."""
     for key in config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")):
         patch.metadata.annotations[key] = None
     uid = str(body.get("metadata", {}).get("uid", ""))
@@ -136,6 +135,8 @@ def _reconcile(
             # Another reconcile finished while this one waited for the lock: nothing to add (and
             # the status in hand may predate that reconcile's patch).
             return None
+        if still_wanted is not None and not still_wanted():
+            return None  # deleted meanwhile: its delete handler ran, nothing must bring it back
         try:
             reconciled = _reconcile_now(body, patch, memo, index, _pending.current(uid, status), uid)
         except kopf.TemporaryError:
@@ -283,111 +284,6 @@ def kafkatopic_update(
     body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
 ) -> None:
     _reconcile(body, patch, memo, kwargs["kafkatopic_owners"], status)
-
-
-def _first_resync_delay(**_: Any) -> float:
-    return _resyncs.first_delay()
-
-
-@kopf.timer(GROUP, VERSION, PLURAL, interval=RESYNC_SECONDS, initial_delay=_first_resync_delay)
-async def kafkatopic_resync(
-    body: kopf.Body, patch: kopf.Patch, memo: Any, status: kopf.Status, **kwargs: Any
-) -> None:
-    """Skipped (nothing read, nothing written) when another reconcile of the resource finished
-    less than half a period ago (``runtime.resync_gate``). Otherwise, when ZooKeeper applied no
-    transaction at all since the last clean resync, or the znodes that resync read (probed on the
-    event loop) are as they were, and the resource and its status too, nothing else is read
-    (``runtime.unchanged``); else the full reconcile runs in kopf's thread pool, like the other
-    handlers."""
-    uid = str(body.get("metadata", {}).get("uid", ""))
-    if not _resyncs.due(uid):
-        return
-    index = kwargs["kafkatopic_owners"]
-    resource = parse_resource(body)
-    key = _resync_key(body, resource, memo, index)
-    store = _open_store(memo, resource)
-    last = _last_reads.get(uid)
-    digest = unchanged.status_digest(_pending.current(uid, body.get("status")))
-    zxid = await store.recent_zxid() if store is not None else None  # seen before any stamp below
-    if last is not None and zxid is not None and last.holds_with_no_transaction_since(key, zxid, digest, time.time()):
-        metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
-        return
-    paths = _paths_to_probe(store, resource, last, key)
-    before = await store.stamps(paths) if store is not None and paths is not None else None
-    if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
-        if zxid is not None and zxid != last.zxid:  # nothing it read changed up to zxid
-            _last_reads.record(uid, dataclasses.replace(last, zxid=zxid))
-        metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
-        return
-    reconciled = await in_pool.run_in_pool_unless_stopped(
-        memo, kwargs["stopped"], _reconcile, body, patch, memo, index, status, resync=True
-    )
-    if reconciled is None or not _read_only(reconciled[0]) or store is None or paths is None or before is None:
-        _last_reads.forget(uid)
-        return
-    result, changes = reconciled
-    observed = result.observed_partitions or 0
-    if not unchanged.probed(observed) or paths != store.topic_read_paths(resource.topic_name, observed):
-        _last_reads.forget(uid)  # it read other partitions than were probed: next time
-        return
-    # The status once this reconcile's patch lands (pending_status leaves out the live fields).
-    after = unchanged.merge_patched(_pending.current(uid, body.get("status")), changes)
-    last_read = unchanged.LastRead(
-        key=key,
-        paths=paths,
-        stamps=before,
-        status_digest=unchanged.status_digest(after),
-        heartbeat_due=_heartbeat_due(after, memo.settings.status_heartbeat_seconds),
-        zxid=zxid,
-    )
-    _last_reads.record(uid, last_read)
-
-
-def _paths_to_probe(
-    store: ZkStore | None, resource: KafkaTopicResource, last: unchanged.LastRead | None, key: Hashable
-) -> tuple[str, ...] | None:
-    """The znodes the last clean resync read, or (none, or another key) those the spec implies."""
-    if store is None:
-        return None
-    if last is not None and last.key == key:
-        return last.paths
-    if resource.desired is None or not unchanged.probed(resource.desired.partitions):
-        return None  # a spec may ask for 1,000,000 partitions: never build or probe that many
-    return store.topic_read_paths(resource.topic_name, resource.desired.partitions)
-
-
-def _read_only(result: topics.TopicResult) -> bool:
-    """A reconcile whose outcome follows from what it read alone: nothing written, no retry."""
-    return (
-        not result.writes
-        and result.retry_after is None
-        and result.rf_change is None
-        and result.observed_partitions is not None
-    )
-
-
-def _resync_key(
-    body: kopf.Body, resource: KafkaTopicResource, memo: Any, index: kopf.Index[Any, Any]
-) -> Hashable:
-    """What a resync's result depends on besides ZooKeeper and the status (``runtime.unchanged``)."""
-    legacy = tuple(config.legacy_kopf_annotations(body.get("metadata", {}).get("annotations")))
-    return (resource.generation, resource.mode, _conflict_with(index, memo, resource), legacy)
-
-
-def _open_store(memo: Any, resource: KafkaTopicResource) -> ZkStore | None:
-    """The cluster's store if it is open already (a probe never connects: that blocks)."""
-    pool: ClusterPool = memo.clusters
-    try:
-        return pool.get(resource.cluster).open_store()
-    except errors.KzoError:
-        return None
-
-
-def _heartbeat_due(status: Mapping[str, Any], heartbeat_seconds: float) -> float:
-    last_sync = parse_timestamp(status.get("lastSyncTime"))
-    if last_sync is None or math.isinf(heartbeat_seconds):
-        return math.inf if math.isinf(heartbeat_seconds) else 0.0
-    return last_sync.timestamp() + heartbeat_seconds
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

@@ -1,0 +1,146 @@
+"""handlers.kafkatopic_resync: the view it keeps of each resource, where each resource's resync
+falls in the period, and the pass task (each resource once per period, never one being deleted,
+one failure does not end it)."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import uuid
+from typing import Any
+
+import pytest
+
+from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
+from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync
+
+
+def _body(uid: str = "u-1", **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kafka.zk-operator.io/v1alpha1",
+        "kind": "KafkaTopic",
+        "metadata": {
+            "name": "orders",
+            "namespace": "team-a",
+            "uid": uid,
+            "generation": 3,
+            "creationTimestamp": "2026-11-28T10:00:00Z",
+            "resourceVersion": "77",
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+            "annotations": {
+                MANAGED_ANNOTATION: "true",
+                PAUSED_ANNOTATION: "false",
+                "kubectl.kubernetes.io/last-applied-configuration": "{...a whole copy...}",
+            },
+            **metadata,
+        },
+        "spec": {"partitions": 3, "replicationFactor": 3},
+        "status": {"observedGeneration": 3, "kopf": {"progress": {}}, "partitions": 3},
+    }
+
+
+def test_the_view_keeps_what_a_resync_reads_and_drops_the_rest() -> None:
+    view = kafkatopic_resync.resync_view(_body())
+    assert view == {
+        "apiVersion": "kafka.zk-operator.io/v1alpha1",
+        "kind": "KafkaTopic",
+        "metadata": {
+            "name": "orders",
+            "namespace": "team-a",
+            "uid": "u-1",
+            "generation": 3,
+            "creationTimestamp": "2026-11-28T10:00:00Z",
+            "annotations": {MANAGED_ANNOTATION: "true", PAUSED_ANNOTATION: "false"},
+        },
+        "spec": {"partitions": 3, "replicationFactor": 3},
+        "status": {"observedGeneration": 3, "partitions": 3},
+    }
+
+
+def test_the_view_of_a_resource_being_deleted_says_so() -> None:
+    view = kafkatopic_resync.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
+    assert view["metadata"]["deletionTimestamp"] == "2026-11-28T11:00:00Z"
+
+
+def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:
+    uids = [str(uuid.uuid4()) for _ in range(10_000)]
+    slots = [kafkatopic_resync.slot(uid) for uid in uids]
+    assert slots == [kafkatopic_resync.slot(uid) for uid in uids]
+    assert all(0.0 <= s < 1.0 for s in slots)
+    deciles = [sum(1 for s in slots if d / 10 <= s < (d + 1) / 10) for d in range(10)]
+    assert min(deciles) > 850 and max(deciles) < 1150, deciles
+    assert 0.45 < statistics.mean(slots) < 0.55
+
+
+class _Index(dict[str, list[dict[str, Any]]]):
+    """kopf's index as the passes read it: key → the values of the resources under it."""
+
+
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(kafkatopic, "RESYNC_SECONDS", 0.2)
+    runs: list[str] = []
+
+    async def resync(view: dict[str, Any], memo: Any, owners: Any, stopping: Any, still_wanted: Any) -> None:
+        uid = view["metadata"]["uid"]
+        runs.append(uid)
+        if uid == "fails":
+            raise RuntimeError("ZooKeeper went away")
+
+    monkeypatch.setattr(kafkatopic_resync, "resync", resync)
+    index = _Index()
+    passes: Any = kafkatopic_resync.ResyncPasses()
+    passes.configure(object(), index, _Index())
+    passes.runs = runs
+    passes.index = index
+    return passes
+
+
+def _add(index: _Index, uid: str, **metadata: Any) -> None:
+    index[uid] = [kafkatopic_resync.resync_view(_body(uid, **metadata))]
+
+
+def test_each_resource_is_resynced_once_per_period_none_being_deleted_and_a_failure_ends_nothing(
+    passes: Any,
+) -> None:
+    for uid in ("a", "b", "fails"):
+        _add(passes.index, uid)
+    _add(passes.index, "going", deletionTimestamp="2026-11-28T11:00:00Z")
+
+    async def scenario() -> None:
+        passes.ensure_started()
+        passes.ensure_started()  # started once
+        await asyncio.sleep(0.2 + 0.2 * 2.5)  # the first pass starts one period in: 2 passes, half a third
+        await passes.stop()
+
+    asyncio.run(scenario())
+    assert "going" not in passes.runs
+    counts = {uid: passes.runs.count(uid) for uid in ("a", "b", "fails")}
+    assert all(2 <= n <= 3 for n in counts.values()), (counts, passes.runs)
+    assert passes.task is None
+
+
+def test_a_resource_gone_between_listing_and_its_slot_is_skipped(passes: Any) -> None:
+    _add(passes.index, "a")
+    assert passes.current("a") is not None
+    del passes.index["a"]
+    assert passes.current("a") is None
+    _add(passes.index, "a", deletionTimestamp="2026-11-28T11:00:00Z")
+    assert passes.current("a") is None
+
+
+def test_the_passes_start_only_once_configured() -> None:
+    passes = kafkatopic_resync.ResyncPasses()
+    passes.ensure_started()  # no memo yet (no running loop either): nothing starts
+    assert passes.task is None
+
+
+def test_a_resync_that_waited_for_the_lock_of_a_deleted_resource_does_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The delete handler held the lock; once it ran, the resync must not read or write."""
+    called: list[str] = []
+    monkeypatch.setattr(kafkatopic, "_reconcile_now", lambda *a, **k: called.append("reconcile"))
+    body: Any = _body("deleted-1")
+    result = kafkatopic._reconcile(body, None, None, {}, {}, resync=True, still_wanted=lambda: False)  # type: ignore[arg-type]
+    assert result is None and called == []
