@@ -111,6 +111,16 @@ def reconcile_outcomes(operator: OperatorProcess) -> Counter[str]:
     return outcomes
 
 
+def patched_fields(operator: OperatorProcess) -> Counter[str]:
+    """The operator's ``kzo_status_fields_patched_total`` of KafkaTopics by field: why it patched."""
+    fields: Counter[str] = Counter()
+    for line in operator.metrics().splitlines():
+        match = re.match(r'kzo_status_fields_patched_total\{kind="kafkatopic",field="([^"]+)"\} (\S+)', line)
+        if match:
+            fields[match.group(1)] = int(float(match.group(2)))
+    return fields
+
+
 def log(message: str) -> None:
     """A figure as soon as it is measured (a later failure must not lose it)."""
     print(f"  [bench] {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
@@ -271,6 +281,9 @@ def run(
             log(f"N={n}: adoption profile (py-spy, collapsed stacks): {adopt_profile}")
         log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
+        adopt_fields = patched_fields(operator)
+        if adopt_fields:
+            adopt_api_detail += f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
         return {
             "n": n,
             "apply_s": applied,

@@ -21,6 +21,11 @@ RESYNCS_UNCHANGED = Counter(
     "Resyncs that found the resource, its status and every znode they read as the last one left them",
     ["kind"],
 )
+STATUS_FIELDS_PATCHED = Counter(
+    "kzo_status_fields_patched_total",
+    "Status fields a reconcile's patch changed, by field (which part of the status keeps changing)",
+    ["kind", "field"],
+)
 STATUS_REFRESHES = Counter(
     "kzo_status_refreshes_total",
     "KafkaTopic status patches of live partition fields (leaders, ISR) sent because Kafka changed them",

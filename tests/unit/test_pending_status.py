@@ -139,3 +139,16 @@ def test_a_resync_that_waited_for_another_reconcile_does_nothing(seen: list[dict
         kafkatopic._pending.forget(uid)
         kafkatopic._resyncs.forget(uid)
     assert len(seen) == 1
+
+
+def test_each_patched_status_field_is_counted() -> None:
+    from prometheus_client import REGISTRY
+
+    def count(field: str) -> float:
+        labels = {"kind": "kafkatopic", "field": field}
+        return REGISTRY.get_sample_value("kzo_status_fields_patched_total", labels) or 0.0
+
+    before = count("partitionStates"), count("lastSyncTime")
+    kafkatopic._patch_status(kopf.Patch(), "counted-1", {"partitionStates": [], "lastSyncTime": "t"})
+    kafkatopic._pending.forget("counted-1")
+    assert (count("partitionStates"), count("lastSyncTime")) == (before[0] + 1, before[1] + 1)

@@ -238,6 +238,8 @@ def _patch_status(patch: kopf.Patch, uid: str, changes: Mapping[str, Any]) -> No
     """Add ``changes`` to kopf's status patch and remember them until the watch shows them."""
     patch.status.update(changes)
     _pending.record(uid, changes)
+    for key in changes:
+        metrics.STATUS_FIELDS_PATCHED.labels(KIND, key).inc()
 
 
 def _hand_over_replication_factor(
