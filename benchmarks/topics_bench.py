@@ -5,8 +5,9 @@ the operator as a process; then N KafkaTopic resources are created at once and t
 measures the time until all are Ready (observedGeneration current), the ZooKeeper writes per
 topic (operator metric ``kzo_zookeeper_writes_total``) and the operator's API writes per topic
 (kube-apiserver's ``apiserver_request_total``: patches, Events), the operator's CPU time and peak RSS;
-then, over two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and
-the operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
+then, once each topic's first resync is done (a whole period without a full reconcile), over
+two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and the
+operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
 has reconciled each once, and its writes (must be 0).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
@@ -121,6 +122,20 @@ def patched_fields(operator: OperatorProcess) -> Counter[str]:
     return fields
 
 
+def wait_for_first_resyncs(operator: OperatorProcess, resync: int) -> float:
+    """Seconds until a whole resync period (plus 5 s) passed without a full reconcile."""
+    started = time.monotonic()
+    last = operator.metric_sum("kzo_reconciliations_total")
+    while True:
+        time.sleep(resync + 5)
+        now = operator.metric_sum("kzo_reconciliations_total")
+        if now == last:
+            return time.monotonic() - started
+        last = now
+        if time.monotonic() - started > 1800:
+            raise SystemExit("full reconciles still running 30 min after all topics were Ready")
+
+
 def log(message: str) -> None:
     """A figure as soon as it is measured (a later failure must not lose it)."""
     print(f"  [bench] {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
@@ -219,11 +234,12 @@ def run(
             f"N={n}: all Ready after {all_ready:.1f} s; {writes / n:.2f} ZooKeeper writes and "
             f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB"
         )
-        # Each topic's first resync (between one and two periods after it was first seen) moves
-        # its status from Created to InSync; after those, two full resync periods (plus margin)
-        # with nothing to do must write nothing, and the CPU the operator spends meanwhile, per
-        # period, is what a no-op resync of N topics costs.
-        time.sleep(resync * 2 + 5)
+        # Each topic's first resync moves its status from Created to InSync (one full read and one
+        # status patch each). Once a whole period passed with no full reconcile, two full resync
+        # periods (plus margin) with nothing to do must write nothing, and the CPU the operator
+        # spends meanwhile, per period, is what a no-op resync of N topics costs.
+        settled = wait_for_first_resyncs(operator, resync)
+        log(f"N={n}: first resyncs done {settled:.0f} s after all were Ready")
         writes_before_resync = operator.metric_sum("kzo_zookeeper_writes_total")
         api_before_resync = apiserver_mutations(api)
         cpu_before_resync = proc_cpu_seconds(operator.pid)
@@ -296,6 +312,7 @@ def run(
             "noop_resync_api_writes": resync_api_writes,
             "noop_resync_status_refreshes": resync_refreshes,
             "noop_resync_cpu_s": resync_cpu,
+            "first_resyncs_s": settled,
             "adopt_s": adopted,
             "adopt_zk_writes": operator.metric_sum("kzo_zookeeper_writes_total"),
             "adopt_api_writes": adopt_api_writes,
@@ -355,6 +372,7 @@ def main() -> int:
         "API writes/topic",
         "op CPU (s)",
         "op peak RSS (MB)",
+        "first resyncs done after all Ready (s)",
         "no-op resync: ZK writes / API writes (of which leader/ISR refreshes) / CPU per period (s)",
         "adoption (s)",
         "adoption: ZK writes / API writes / peak RSS (MB)",
@@ -365,7 +383,7 @@ def main() -> int:
         print(
             f"{int(r['n'])} | {r['apply_s']:.1f} | {r['all_ready_s']:.1f} | {r['zk_writes_per_topic']:.2f} | "
             f"{r['api_writes_per_topic']:.2f} | "
-            f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | "
+            f"{r['operator_cpu_s']:.1f} | {r['operator_peak_rss_mb']:.0f} | {r['first_resyncs_s']:.0f} | "
             f"{int(r['noop_resync_writes'])} / {int(r['noop_resync_api_writes'])} "
             f"({int(r['noop_resync_status_refreshes'])}) / {r['noop_resync_cpu_s']:.1f} | "
             f"{r['adopt_s']:.1f} | {int(r['adopt_zk_writes'])} / {int(r['adopt_api_writes'])} / "
