@@ -27,6 +27,7 @@ def _body(uid: str = "u-1", **metadata: Any) -> dict[str, Any]:
             "creationTimestamp": "2026-11-28T10:00:00Z",
             "resourceVersion": "77",
             "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+            "finalizers": ["kafka.zk-operator.io/finalizer", "someone.else/finalizer"],
             "annotations": {
                 MANAGED_ANNOTATION: "true",
                 PAUSED_ANNOTATION: "false",
@@ -51,15 +52,22 @@ def test_the_view_keeps_what_a_resync_reads_and_drops_the_rest() -> None:
             "generation": 3,
             "creationTimestamp": "2026-11-28T10:00:00Z",
             "annotations": {MANAGED_ANNOTATION: "true", PAUSED_ANNOTATION: "false"},
+            "finalizers": ["kafka.zk-operator.io/finalizer"],
         },
         "spec": {"partitions": 3, "replicationFactor": 3},
         "status": {"observedGeneration": 3, "partitions": 3},
     }
 
 
-def test_the_view_of_a_resource_being_deleted_says_so() -> None:
-    view = kafkatopic_resync.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
-    assert view["metadata"]["deletionTimestamp"] == "2026-11-28T11:00:00Z"
+def test_only_finalized_resources_not_being_deleted_and_reported_on_once_are_resynced() -> None:
+    assert kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(_body()))
+    deleting = kafkatopic_resync.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
+    assert deleting["metadata"]["deletionTimestamp"] == "2026-11-28T11:00:00Z"
+    assert not kafkatopic_resync.resyncable(deleting)
+    assert not kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(_body(finalizers=[])))
+    never_reported = _body()
+    never_reported["status"] = {}  # just created: its create handler may still be queued
+    assert not kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(never_reported))
 
 
 def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:

@@ -16,7 +16,8 @@ and at 10,000 most of its peak memory and of a no-op period's CPU (issue #16). I
   in the last half period (``runtime.resync_gate``); ended on the event loop when ZooKeeper
   applied no transaction since the last clean resync, or the znodes it read are unchanged
   (``runtime.unchanged``); else the full reconcile runs in the handlers' thread pool, and its
-  status changes are merge-patched. A resource being deleted is never resynced: the check is
+  status changes are merge-patched. Only resources with the operator's finalizer, not being
+  deleted and reported on once by a handler are resynced (:func:`resyncable`); the check is
   repeated under the resource's lock, so a resync that waited behind the delete handler cannot
   bring the deleted topic back.
 """
@@ -41,6 +42,7 @@ from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, api_client, m
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import (
+    FINALIZER,
     GROUP,
     KAFKA_TOPIC,
     MANAGED_ANNOTATION,
@@ -79,7 +81,10 @@ def resync_view(body: Mapping[str, Any]) -> View:
             for key in ("name", "namespace", "uid", "generation", "creationTimestamp", "deletionTimestamp")
             if key in meta
         }
-        | {"annotations": {key: value for key, value in annotations.items() if key in kept}},
+        | {
+            "annotations": {key: value for key, value in annotations.items() if key in kept},
+            "finalizers": [name for name in meta.get("finalizers") or () if name == FINALIZER],
+        },
         "spec": body.get("spec") or {},
         "status": {key: value for key, value in status.items() if key != "kopf"},
     }
@@ -93,6 +98,20 @@ async def kafkatopic_resync_views(body: kopf.Body, **_: Any) -> dict[str, View]:
     the pass task inherits that (kopf's event queue is in a context variable it sets there)."""
     _passes.ensure_started()
     return {str(body.get("metadata", {}).get("uid", "")): resync_view(body)}
+
+
+def resyncable(view: View) -> bool:
+    """Whether the passes resync this resource: it carries the operator's finalizer (so its
+    deletion will come through the delete handler), is not being deleted, and a handler has
+    reported on it once (``status.observedGeneration``). A resource created a moment ago is left
+    to its create handler, however long a burst keeps that queued: a resync must not create the
+    topic before the finalizer is there, nor race the create."""
+    meta = view["metadata"]
+    return (
+        FINALIZER in meta.get("finalizers", ())
+        and not meta.get("deletionTimestamp")
+        and view["status"].get("observedGeneration") is not None
+    )
 
 
 def slot(uid: str) -> float:
@@ -128,13 +147,11 @@ class ResyncPasses:
                 await task
 
     def current(self, uid: str) -> View | None:
-        """``uid``'s view as kopf last indexed it; None once it is gone or being deleted."""
+        """``uid``'s view as kopf last indexed it, if it is to be resynced (:func:`resyncable`)."""
         assert self.views is not None
         found = self.views.get(uid)
         view = next(iter(found), None) if found is not None else None
-        if view is None or view["metadata"].get("deletionTimestamp"):
-            return None
-        return view
+        return view if view is not None and resyncable(view) else None
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
