@@ -149,8 +149,11 @@ class ResyncPasses:
     def current(self, uid: str) -> View | None:
         """``uid``'s view as kopf last indexed it, if it is to be resynced (:func:`resyncable`)."""
         assert self.views is not None
-        found = self.views.get(uid)
-        view = next(iter(found), None) if found is not None else None
+        try:  # also asked from a pool thread while kopf may update the index
+            found = self.views.get(uid)
+            view = next(iter(found), None) if found is not None else None
+        except RuntimeError:  # changed size during iteration: it is going; not now
+            return None
         return view if view is not None and resyncable(view) else None
 
     async def _run(self) -> None:
