@@ -102,24 +102,15 @@ def writes_between(before: Counter[str], after: Counter[str]) -> tuple[int, str]
     return sum(delta.values()), ", ".join(f"{key}: {value}" for key, value in sorted(delta.items()))
 
 
-def reconcile_outcomes(operator: OperatorProcess) -> Counter[str]:
-    """The operator's ``kzo_reconciliations_total`` of KafkaTopics by result (``InSync``, ``Adopted`` ...)."""
-    outcomes: Counter[str] = Counter()
+def kafkatopic_counts(operator: OperatorProcess, metric: str, label: str) -> Counter[str]:
+    """One of the operator's counters of KafkaTopics by its second label: ``kzo_reconciliations_total``
+    by ``result`` (``InSync``, ``Adopted`` ...), ``kzo_status_fields_patched_total`` by ``field``."""
+    counts: Counter[str] = Counter()
     for line in operator.metrics().splitlines():
-        match = re.match(r'kzo_reconciliations_total\{kind="kafkatopic",result="([^"]+)"\} (\S+)', line)
+        match = re.match(rf'{metric}\{{kind="kafkatopic",{label}="([^"]+)"\}} (\S+)', line)
         if match:
-            outcomes[match.group(1)] = int(float(match.group(2)))
-    return outcomes
-
-
-def patched_fields(operator: OperatorProcess) -> Counter[str]:
-    """The operator's ``kzo_status_fields_patched_total`` of KafkaTopics by field: why it patched."""
-    fields: Counter[str] = Counter()
-    for line in operator.metrics().splitlines():
-        match = re.match(r'kzo_status_fields_patched_total\{kind="kafkatopic",field="([^"]+)"\} (\S+)', line)
-        if match:
-            fields[match.group(1)] = int(float(match.group(2)))
-    return fields
+            counts[match.group(1)] = int(float(match.group(2)))
+    return counts
 
 
 def wait_for_first_resyncs(operator: OperatorProcess, resync: int) -> float:
@@ -246,7 +237,7 @@ def run(
         full_before_resync = operator.metric_sum("kzo_reconciliations_total")
         stamped_before_resync = operator.metric_sum("kzo_resyncs_unchanged_total")
         refreshes_before_resync = operator.metric_sum("kzo_status_refreshes_total")
-        outcomes_before_resync = reconcile_outcomes(operator)
+        outcomes_before_resync = kafkatopic_counts(operator, "kzo_reconciliations_total", "result")
         window = resync * 2 + 5
         profile = profile_dir / f"noop-{n}.txt" if profile_dir else None
         profiler = start_profile(operator.pid, window, profile) if profile else None
@@ -263,7 +254,7 @@ def run(
         # Status patches because Kafka changed leaders or ISR (a broker that lost its ZooKeeper
         # session on an overloaded machine): Kafka's doing, not the resync's; shown apart.
         resync_refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes_before_resync
-        resync_outcomes = reconcile_outcomes(operator) - outcomes_before_resync
+        resync_outcomes = kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
         log(
             f"N={n}: no-op window: {resync_writes:.0f} ZooKeeper and {resync_api_writes} API writes "
             f"({int(resync_refreshes)} of them status refreshes after leader/ISR changes in Kafka), "
@@ -297,7 +288,7 @@ def run(
             log(f"N={n}: adoption profile (py-spy, collapsed stacks): {adopt_profile}")
         log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
-        adopt_fields = patched_fields(operator)
+        adopt_fields = kafkatopic_counts(operator, "kzo_status_fields_patched_total", "field")
         if adopt_fields:
             adopt_api_detail += f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
         return {
