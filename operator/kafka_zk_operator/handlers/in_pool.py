@@ -46,9 +46,10 @@ async def run_in_pool(memo: Any, fn: Callable[..., T], *args: Any, **kwargs: Any
 
 
 async def run_in_pool_unless_stopped(memo: Any, stopped: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
-    """:func:`run_in_pool` for a kopf timer: ``stopped`` is kopf's flag (the operator exits, the
-    resource is gone). Once it is set, a call still queued is dropped and one running is waited
-    for; either way the result is None: the timer has nothing more to do."""
+    """:func:`run_in_pool` for periodic work: ``stopped`` is kopf's flag of a timer (the operator
+    exits, the resource is gone) or the KafkaTopic resync passes' stop event. Once it is set, a
+    call still queued is dropped and one running is waited for; either way the result is None:
+    there is nothing more to do."""
     call = asyncio.ensure_future(run_in_pool(memo, fn, *args, **kwargs))
     stop = asyncio.ensure_future(stopped.wait())
     try:

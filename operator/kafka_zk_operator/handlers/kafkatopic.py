@@ -98,7 +98,7 @@ _tally = ConditionTally(metrics.TOPICS_BY_CONDITION)
 #: add the same partitions).
 _locks = KeyedLocks()
 
-#: Which resyncs have something to add, and when each resource's first one comes.
+#: Which resyncs have something to add (none right after another reconcile of the resource).
 _resyncs = ResyncGate(RESYNC_SECONDS)
 
 #: What each resource's last clean resync read, to see that the next one has nothing to do.
