@@ -105,7 +105,9 @@ def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_s
         ref = ("ns", "t")
         reporter.track(unique_topic, ref)
         wait_for(lambda: len(client_watches()) == 3, what="watches on the topic and its 2 partition states")
-        assert len(server_watches()) == 3, server_watches()
+        # kazoo records a watch before ZooKeeper has registered it: under load the server's table
+        # lagged the client's by a moment (seen once in the full suite).
+        wait_for(lambda: len(server_watches()) == 3, what="ZooKeeper holding the 3 watches", timeout=10)
         reporter.untrack(unique_topic, ref)  # what the delete handler does before marking the topic
         wait_for(lambda: unique_topic in kafka.topic_names(), what="Kafka knowing the topic")
         kafka.admin.delete_topics([unique_topic])
