@@ -35,10 +35,10 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, cast
 
 import kopf
-from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
-from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, api_client, merge_patch_status, reachable
+from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, reachable
+from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import (
@@ -298,22 +298,13 @@ def _patch_status(view: View, fields: dict[str, Any]) -> bool:
     ref = (str(meta.get("namespace", "")), str(meta.get("name", "")))
     try:
         with reachable("patching a KafkaTopic's status"):
-            return merge_patch_status(_custom(), KAFKA_TOPIC, ref, fields)
-    except (ApiException, KubernetesApiError) as error:
+            return _status_patcher(ref, fields)
+    except KubernetesApiError as error:
         log.warning("patching the status of KafkaTopic %s/%s failed: %s", *ref, error)
         return False
 
 
-_api: Any = None
-
-
-def _custom() -> Any:
-    global _api
-    if _api is None:
-        from kubernetes import client
-
-        _api = client.CustomObjectsApi(api_client())
-    return _api
+_status_patcher = StatusPatcher(KAFKA_TOPIC)
 
 
 def _paths_to_probe(

@@ -36,8 +36,8 @@ from kafka_zk_operator.domain.topic_status import partition_fields
 
 #: ``(namespace, name)`` of a KafkaTopic resource.
 ResourceRef = tuple[str, str]
-#: Merge-patches ``status`` of one KafkaTopic with the given fields.
-StatusPatcher = Callable[[ResourceRef, dict[str, Any]], None]
+#: Merge-patches ``status`` of one KafkaTopic with the given fields (what it returns is not used).
+StatusPatcher = Callable[[ResourceRef, dict[str, Any]], object]
 
 DEBOUNCE_S = 0.3
 #: How long after a reconcile its status patch (kopf's, sent after the handler returns) may still

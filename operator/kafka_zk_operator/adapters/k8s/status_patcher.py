@@ -27,8 +27,10 @@ class StatusPatcher:
             self._api = client.CustomObjectsApi(api_client())
         return self._api
 
-    def __call__(self, ref: tuple[str, str], fields: dict[str, Any]) -> None:
+    def __call__(self, ref: tuple[str, str], fields: dict[str, Any]) -> bool:
+        """Whether the patch landed (False: the resource is gone, or the API server refused it)."""
         try:
-            merge_patch_status(self._custom(), self.resource, ref, fields)  # False: deleted meanwhile
+            return merge_patch_status(self._custom(), self.resource, ref, fields)
         except ApiException as exc:
             log.warning("patching status of %s/%s failed: %s %s", *ref, exc.status, exc.reason)
+            return False
