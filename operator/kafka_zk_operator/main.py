@@ -42,7 +42,7 @@ def configure(
     operator_settings = config.load()
     waiting.install()
     settings.persistence.finalizer = crd_identity.FINALIZER
-    settings.persistence.progress_storage = kopf.StatusProgressStorage(field="status.kopf.progress")
+    settings.persistence.progress_storage = diffbase.progress_storage()
     settings.persistence.diffbase_storage = diffbase.DigestingStatusDiffBaseStorage()
     settings.posting.level = logging.WARNING  # our own Events are posted explicitly
     # An Event that failed is tried twice more, not kopf's 9 times: when the API server is too

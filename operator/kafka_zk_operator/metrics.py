@@ -21,6 +21,12 @@ RESYNCS_UNCHANGED = Counter(
     "Resyncs that found the resource, its status and every znode they read as the last one left them",
     ["kind"],
 )
+HANDLER_NUDGES = Counter(
+    "kzo_handler_nudges_total",
+    "Resources no handler had reported on a whole resync period after kopf last saw them, touched"
+    " so that kopf handles them again",
+    ["kind"],
+)
 STATUS_FIELDS_PATCHED = Counter(
     "kzo_status_fields_patched_total",
     "Status fields a reconcile's patch changed, by field (which part of the status keeps changing)",

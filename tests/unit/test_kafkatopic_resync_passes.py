@@ -1,16 +1,21 @@
 """handlers.kafkatopic_resync: the view it keeps of each resource, where each resource's resync
 falls in the period, and the pass task (each resource once per period, never one being deleted,
-one failure does not end it)."""
+one failure does not end it), and the resources kopf left unhandled, which it touches."""
 
 from __future__ import annotations
 
 import asyncio
 import statistics
+import threading
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from kafka_zk_operator import metrics
 from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync
 
@@ -152,3 +157,95 @@ def test_a_resync_that_waited_for_the_lock_of_a_deleted_resource_does_nothing(
     body: Any = _body("deleted-1")
     result = kafkatopic._reconcile(body, None, None, {}, {}, resync=True, still_wanted=lambda: False)  # type: ignore[arg-type]
     assert result is None and called == []
+
+
+def _unreported(uid: str, **metadata: Any) -> dict[str, Any]:
+    """A resource no handler has reported on (kopf's own status field only)."""
+    body = _body(uid, **metadata)
+    body["status"] = {"kopf": {"progress": {}}}
+    return kafkatopic_resync.resync_view(body)
+
+
+def test_a_resource_awaits_its_handler_until_a_report_even_a_paused_one() -> None:
+    assert kafkatopic_resync.awaiting_handler(_unreported("new"))
+    assert not kafkatopic_resync.awaiting_handler(_unreported("going", deletionTimestamp="2026-11-28T11:00:00Z"))
+    assert not kafkatopic_resync.awaiting_handler(kafkatopic_resync.resync_view(_body()))
+    paused = _body()
+    paused["status"] = {"conditions": [{"type": "ReconciliationPaused", "status": "True"}]}
+    assert not kafkatopic_resync.awaiting_handler(kafkatopic_resync.resync_view(paused))
+
+
+def test_only_a_resource_unseen_for_a_period_with_no_handler_queued_or_running_is_forgotten(
+    passes: Any,
+) -> None:
+    view = _unreported("u-9")
+    assert not passes.forgotten("u-9", view, 60.0)  # never seen by kopf: not known here
+    passes.last_seen["u-9"] = time.monotonic() - 61
+    assert passes.forgotten("u-9", view, 60.0)
+    assert not passes.forgotten("u-9", kafkatopic_resync.resync_view(_body("u-9")), 60.0)  # reported
+    passes.seen("u-9")
+    assert not passes.forgotten("u-9", view, 60.0)  # kopf just saw it
+    passes.last_seen["u-9"] = time.monotonic() - 61
+    with kafkatopic._locks.held("u-9"):  # its reconcile runs
+        assert not passes.forgotten("u-9", view, 60.0)
+    kafkatopic._locks.forget("u-9")
+
+
+def test_a_create_queued_in_the_pool_is_never_taken_for_a_forgotten_one(passes: Any) -> None:
+    release = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(release.wait)
+        queued = pool.submit(lambda: None)  # a create handler waiting for a thread
+        passes.memo = SimpleNamespace(executor=pool)
+        passes.last_seen["u-9"] = time.monotonic() - 61
+        assert kafkatopic_resync.pool_backlog(pool) == 1
+        assert not passes.forgotten("u-9", _unreported("u-9"), 60.0)
+        release.set()
+        queued.result()
+        assert kafkatopic_resync.pool_backlog(pool) == 0
+        assert passes.forgotten("u-9", _unreported("u-9"), 60.0)
+
+
+def test_the_passes_touch_a_forgotten_resource_once_a_period_and_resync_it_never(
+    passes: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    touched: list[tuple[str, dict[str, Any]]] = []
+
+    def patch_status(view: dict[str, Any], fields: dict[str, Any]) -> bool:
+        touched.append((view["metadata"]["uid"], fields))
+        return True
+
+    monkeypatch.setattr(kafkatopic_resync, "_patch_status", patch_status)
+    before = _nudges()
+    passes.index["lost"] = [_unreported("lost")]
+    passes.last_seen["lost"] = time.monotonic() - 10  # kopf saw it long before the first pass
+    passes.index["queued"] = [_unreported("queued")]
+    passes.seen("queued")  # ... and this one just now (then it is seen again: a touch is an event)
+    _add(passes.index, "a")
+
+    async def scenario() -> None:
+        passes.ensure_started()
+        for _ in range(6):  # a period, then two passes and a half
+            await asyncio.sleep(0.1)
+            passes.seen("queued")
+        await passes.stop()
+
+    asyncio.run(scenario())
+    assert {uid for uid, _ in touched} == {"lost"}, touched
+    assert 1 <= len(touched) <= 2, touched  # at most once a period: a touch restarts its wait
+    stamps = [fields["kopf"]["dummy"] for _, fields in touched]
+    assert all(set(fields) == {"kopf"} for _, fields in touched) and len(set(stamps)) == len(stamps)
+    assert "lost" not in passes.runs and "queued" not in passes.runs and "a" in passes.runs
+    assert _nudges() == before + len(touched)
+
+
+def test_the_passes_forget_when_kopf_saw_resources_that_are_gone(passes: Any) -> None:
+    _add(passes.index, "a")
+    passes.seen("a")
+    passes.seen("gone")
+    passes._forget_gone(list(passes.index))
+    assert set(passes.last_seen) == {"a"}
+
+
+def _nudges() -> float:
+    return metrics.HANDLER_NUDGES.labels(kafkatopic.KIND)._value.get()  # type: ignore[no-any-return]

@@ -1,5 +1,6 @@
-"""kopf's diff base (the copy of the spec it last handled), kept in the status, with a large spec
-kept as its digest.
+"""kopf's bookkeeping in the status: its diff base (the copy of the spec it last handled), with a
+large spec kept as its digest, and its progress (``status.kopf.progress``, with the ``dummy`` field
+kopf writes to hear from a resource again: :func:`touch_fields`).
 
 kopf compares that copy with the resource to tell a change of the spec from the operator's own
 status writes. Where it is kept decides what a handled change costs: kopf patches the main
@@ -37,11 +38,26 @@ from kafka_zk_operator.domain import crd_identity
 SPEC_DIGEST_ABOVE = 64 * 1024
 #: Where the copy is kept.
 STATUS_FIELD = "status.kopf.last-handled-configuration"
+#: Where kopf keeps the progress of handlers that are retried or take several steps.
+PROGRESS_FIELD = "status.kopf.progress"
 
 #: The annotation storage of earlier versions: read when the status has no copy yet.
 _ANNOTATION_STORAGE = kopf.AnnotationsDiffBaseStorage(
     prefix=crd_identity.KOPF_PREFIX, key=crd_identity.LAST_HANDLED_KEY
 )
+
+
+def progress_storage() -> kopf.StatusProgressStorage:
+    """kopf's progress storage of the operator's resources (set in ``main.configure``)."""
+    return kopf.StatusProgressStorage(field=PROGRESS_FIELD)
+
+
+def touch_fields(value: str) -> dict[str, Any]:
+    """The status fields kopf itself writes to get a new watch event for a resource ("touch"),
+    set to ``value`` (any value that differs from the last one)."""
+    patch = kopf.Patch()
+    progress_storage().touch(body=kopf.Body(cast(kopf.RawBody, {})), patch=patch, value=value)
+    return dict(patch["status"])
 
 
 def digested(essence: kopf.BodyEssence) -> kopf.BodyEssence:

@@ -20,6 +20,16 @@ and at 10,000 most of its peak memory and of a no-op period's CPU (issue #16). I
   deleted and reported on once by a handler are resynced (:func:`resyncable`); the check is
   repeated under the resource's lock, so a resync that waited behind the delete handler cannot
   bring the deleted topic back.
+
+The passes also find resources kopf left unhandled (:func:`awaiting_handler`, :meth:`ResyncPasses.
+forgotten`): no handler has reported on them, kopf has not seen them for a whole period and no
+handler is queued or running. kopf adds its finalizer with a JSON patch conditional on the
+resource version; when the API server applied that patch but the connection broke before the
+answer (a link cut, kube-apiserver killed), kopf's retry is refused (the version moved), kopf
+applies the same patch again on the next event, finds nothing left to change, and handles that
+event no further; with no later event the create handler never runs (found by the API-server
+fault tests: one topic in 120 never created). Such a resource is touched the way kopf touches
+one itself (``diffbase.touch_fields``): the watch event that follows has kopf handle it.
 """
 
 from __future__ import annotations
@@ -32,6 +42,8 @@ import math
 import time
 import zlib
 from collections.abc import Callable, Hashable, Mapping
+from concurrent.futures import Executor
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import kopf
@@ -51,7 +63,7 @@ from kafka_zk_operator.domain.crd_identity import (
 )
 from kafka_zk_operator.domain.kafkatopic_resource import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.domain.timestamps import parse_timestamp
-from kafka_zk_operator.handlers import in_pool, kafkatopic
+from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.service import topics
@@ -96,8 +108,10 @@ async def kafkatopic_resync_views(body: kopf.Body, **_: Any) -> dict[str, View]:
 
     The first call also starts the passes: it runs where kopf posts an object's Events from, and
     the pass task inherits that (kopf's event queue is in a context variable it sets there)."""
+    uid = str(body.get("metadata", {}).get("uid", ""))
     _passes.ensure_started()
-    return {str(body.get("metadata", {}).get("uid", "")): resync_view(body)}
+    _passes.seen(uid)
+    return {uid: resync_view(body)}
 
 
 def resyncable(view: View) -> bool:
@@ -112,6 +126,25 @@ def resyncable(view: View) -> bool:
         and not meta.get("deletionTimestamp")
         and view["status"].get("observedGeneration") is not None
     )
+
+
+def awaiting_handler(view: View) -> bool:
+    """Whether no handler has reported on this resource yet and it is not being deleted: its
+    create handler is queued, running, or was left out by kopf. Every report has conditions (a
+    resource created paused has no ``observedGeneration``, but a ``Paused`` condition)."""
+    status = view["status"]
+    return (
+        not view["metadata"].get("deletionTimestamp")
+        and status.get("observedGeneration") is None
+        and not status.get("conditions")
+    )
+
+
+def pool_backlog(executor: Executor | None) -> int:
+    """Calls waiting for a thread of the handlers' pool (kopf queues sync handlers there); 0 when
+    the pool does not say (it is not a ``ThreadPoolExecutor``)."""
+    queue = getattr(executor, "_work_queue", None)
+    return int(queue.qsize()) if queue is not None else 0
 
 
 def slot(uid: str) -> float:
@@ -129,6 +162,11 @@ class ResyncPasses:
         self.owners: kopf.Index[Any, Any] | None = None
         self.task: asyncio.Task[None] | None = None
         self.stopping = asyncio.Event()
+        #: uid → when kopf last processed an event of the resource (it indexes each one first).
+        self.last_seen: dict[str, float] = {}
+
+    def seen(self, uid: str) -> None:
+        self.last_seen[uid] = time.monotonic()
 
     def configure(self, memo: Any, views: kopf.Index[str, View], owners: kopf.Index[Any, Any]) -> None:
         self.memo, self.views, self.owners = memo, views, owners
@@ -146,15 +184,33 @@ class ResyncPasses:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    def current(self, uid: str) -> View | None:
-        """``uid``'s view as kopf last indexed it, if it is to be resynced (:func:`resyncable`)."""
+    def indexed(self, uid: str) -> View | None:
+        """``uid``'s view as kopf last indexed it (None: gone)."""
         assert self.views is not None
         try:  # also asked from a pool thread while kopf may update the index
             found = self.views.get(uid)
-            view = next(iter(found), None) if found is not None else None
+            return next(iter(found), None) if found is not None else None
         except RuntimeError:  # changed size during iteration: it is going; not now
             return None
+
+    def current(self, uid: str) -> View | None:
+        """``uid``'s view as kopf last indexed it, if it is to be resynced (:func:`resyncable`)."""
+        view = self.indexed(uid)
         return view if view is not None and resyncable(view) else None
+
+    def forgotten(self, uid: str, view: View, period: float) -> bool:
+        """Whether kopf left this resource unhandled (see the module docstring): no handler has
+        reported on it, kopf processed no event of it for ``period``, no handler call waits for
+        the pool and none of its reconciles runs. A create merely queued behind a burst waits in
+        the pool: it is never taken for one."""
+        seen = self.last_seen.get(uid)
+        return (
+            awaiting_handler(view)
+            and seen is not None
+            and time.monotonic() - seen >= period
+            and pool_backlog(getattr(self.memo, "executor", None)) == 0
+            and not kafkatopic._locks.busy(uid)
+        )
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -166,7 +222,9 @@ class ResyncPasses:
             await asyncio.sleep(period)
             while True:
                 assert self.views is not None
-                for offset, uid in sorted((slot(uid), uid) for uid in list(self.views.keys())):
+                uids = list(self.views.keys())
+                self._forget_gone(uids)
+                for offset, uid in sorted((slot(uid), uid) for uid in uids):
                     await asyncio.sleep(max(0.0, started + offset * period - loop.time()))
                     await in_flight.acquire()
                     task = asyncio.create_task(self._resync(uid))
@@ -181,9 +239,17 @@ class ResyncPasses:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
 
+    def _forget_gone(self, uids: list[str]) -> None:
+        for uid in self.last_seen.keys() - set(uids):
+            del self.last_seen[uid]
+
     async def _resync(self, uid: str) -> None:
-        view = self.current(uid)
+        view = self.indexed(uid)
         if view is None:
+            return
+        if not resyncable(view):
+            if self.forgotten(uid, view, kafkatopic.RESYNC_SECONDS):
+                await self._touch(uid, view)
             return
         try:
             await resync(view, self.memo, self.owners, self.stopping, lambda: self.current(uid) is not None)
@@ -192,6 +258,23 @@ class ResyncPasses:
             log.warning(
                 "resync of KafkaTopic %s/%s failed: %s", meta.get("namespace"), meta.get("name"), error
             )
+
+
+    async def _touch(self, uid: str, view: View) -> None:
+        """Have kopf handle a resource it left unhandled: patch the field kopf touches itself."""
+        meta = view["metadata"]
+        ref = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        log.warning(
+            "KafkaTopic %s/%s: no handler has reported on it %.0f s after kopf last saw it; "
+            "touching it so that kopf handles it",
+            *ref,
+            time.monotonic() - self.last_seen.get(uid, time.monotonic()),
+        )
+        self.seen(uid)  # touched once a period at most, whatever the touch leads to
+        fields = diffbase.touch_fields(datetime.now(UTC).isoformat())
+        loop = asyncio.get_running_loop()
+        if await loop.run_in_executor(getattr(self.memo, "executor", None), _patch_status, view, fields):
+            metrics.HANDLER_NUDGES.labels(KIND).inc()
 
 
 _passes = ResyncPasses()

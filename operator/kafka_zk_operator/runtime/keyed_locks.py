@@ -25,6 +25,12 @@ class KeyedLocks:
         with lock:
             yield
 
+    def busy(self, key: str) -> bool:
+        """Whether a block holds ``key``'s lock right now."""
+        with self._guard:
+            lock = self._locks.get(key)
+        return lock is not None and lock.locked()
+
     def forget(self, key: str) -> None:
         """Drop ``key``'s lock (its resource is gone); a later use creates a new one."""
         with self._guard:
