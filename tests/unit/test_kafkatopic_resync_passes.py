@@ -189,6 +189,14 @@ def test_only_a_resource_unseen_for_a_period_with_no_handler_queued_or_running_i
     with kafkatopic._locks.held("u-9"):  # its reconcile runs
         assert not passes.forgotten("u-9", view, 60.0)
     kafkatopic._locks.forget("u-9")
+    no_finalizer = _unreported("u-9", finalizers=[])  # kopf's finalizer patch has not landed yet
+    assert not passes.forgotten("u-9", no_finalizer, 60.0)
+    kafkatopic._pending.record("u-9", {"observedGeneration": 3, "conditions": [{"type": "Ready"}]})
+    try:  # its create handler ran; the status patch waits for a connection
+        assert not passes.forgotten("u-9", view, 60.0)
+    finally:
+        kafkatopic._pending.forget("u-9")
+    assert passes.forgotten("u-9", view, 60.0)
 
 
 def test_a_create_queued_in_the_pool_is_never_taken_for_a_forgotten_one(passes: Any) -> None:

@@ -199,13 +199,17 @@ class ResyncPasses:
         return view if view is not None and resyncable(view) else None
 
     def forgotten(self, uid: str, view: View, period: float) -> bool:
-        """Whether kopf left this resource unhandled (see the module docstring): no handler has
-        reported on it, kopf processed no event of it for ``period``, no handler call waits for
-        the pool and none of its reconciles runs. A create merely queued behind a burst waits in
-        the pool: it is never taken for one."""
+        """Whether kopf left this resource unhandled (see the module docstring): it has the
+        finalizer, no handler has reported on it (nor has a report on its way:
+        ``kafkatopic._pending``), kopf processed no event of it for ``period``, no handler call
+        waits for the pool and none of its reconciles runs. A create merely queued behind a burst
+        waits in the pool, a finalizer or status patch queued for a connection has no finalizer or
+        a pending report: neither is ever taken for one."""
         seen = self.last_seen.get(uid)
+        reported = {**view, "status": kafkatopic._pending.current(uid, view["status"])}
         return (
-            awaiting_handler(view)
+            FINALIZER in view["metadata"].get("finalizers", ())
+            and awaiting_handler(reported)
             and seen is not None
             and time.monotonic() - seen >= period
             and pool_backlog(getattr(self.memo, "executor", None)) == 0
