@@ -51,6 +51,9 @@ def configure(
     settings.execution.max_workers = 16
     memo.executor = settings.execution.executor  # for async handlers that hand work to the pool
     settings.watching.server_timeout = 300
+    # The initial listing in pages: a restarted operator with 10,000 KafkaTopics otherwise held the
+    # whole list's text and its parse at once, on top of every resource's resume (issue #16).
+    settings.watching.chunk_size = 500
     settings.watching.client_timeout = 330
     settings.networking.request_timeout = 60
     # A resource deleted while one of its timers (resync, reassignment poll) is running in a

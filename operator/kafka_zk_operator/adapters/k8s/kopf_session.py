@@ -22,6 +22,8 @@ from typing import Any, cast
 import aiohttp
 import kopf
 
+from kafka_zk_operator.adapters.k8s.lean_responses import LeanResponse
+
 #: Long-lived watch streams kopf keeps per watched namespace (KafkaTopic, PartitionReassignment);
 #: they hold a connection each and must never starve the requests.
 WATCHES_PER_NAMESPACE = 2
@@ -40,7 +42,8 @@ class QueuedSession:
     before aiohttp starts them, and so before their timeout starts. A slot is held until the
     response's headers are in: kopf reads a body right after, so the pool is only ever briefly
     short of a connection. Watch streams (``watch=true``, each holding its connection for
-    minutes) take no slot: the pool has room for them (:func:`pool_size`)."""
+    minutes) take no slot: the pool has room for them (:func:`pool_size`). Responses come without
+    ``managedFields`` (``adapters.k8s.lean_responses``)."""
 
     def __init__(self, session: aiohttp.ClientSession, slots: int) -> None:
         self._session = session
@@ -48,9 +51,11 @@ class QueuedSession:
 
     async def request(self, method: str, url: Any, **kwargs: Any) -> aiohttp.ClientResponse:
         if is_watch(str(url)):
-            return await self._session.request(method, url, **kwargs)
-        async with self._slots:
-            return await self._session.request(method, url, **kwargs)
+            response = await self._session.request(method, url, **kwargs)
+        else:
+            async with self._slots:
+                response = await self._session.request(method, url, **kwargs)
+        return cast(aiohttp.ClientResponse, LeanResponse(response))
 
     def __getattr__(self, name: str) -> Any:  # headers, closed, close(): the session's own
         return getattr(self._session, name)
