@@ -168,7 +168,9 @@ def _unreported(uid: str, **metadata: Any) -> dict[str, Any]:
 
 def test_a_resource_awaits_its_handler_until_a_report_even_a_paused_one() -> None:
     assert kafkatopic_resync.awaiting_handler(_unreported("new"))
-    assert not kafkatopic_resync.awaiting_handler(_unreported("going", deletionTimestamp="2026-11-28T11:00:00Z"))
+    assert not kafkatopic_resync.awaiting_handler(
+        _unreported("going", deletionTimestamp="2026-11-28T11:00:00Z")
+    )
     assert not kafkatopic_resync.awaiting_handler(kafkatopic_resync.resync_view(_body()))
     paused = _body()
     paused["status"] = {"conditions": [{"type": "ReconciliationPaused", "status": "True"}]}

@@ -22,8 +22,8 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
   bring the deleted topic back.
 
 The passes also find resources kopf left unhandled (:func:`awaiting_handler`, :meth:`ResyncPasses.
-forgotten`): no handler has reported on them, kopf has not seen them for a whole period and no
-handler is queued or running. kopf adds its finalizer with a JSON patch conditional on the
+forgotten`): they carry the finalizer, no handler has reported on them, kopf has not seen them
+for a whole period and no handler is queued or running. kopf adds its finalizer with a JSON patch conditional on the
 resource version; when the API server applied that patch but the connection broke before the
 answer (a link cut, kube-apiserver killed), kopf's retry is refused (the version moved), kopf
 applies the same patch again on the next event, finds nothing left to change, and handles that
@@ -262,7 +262,6 @@ class ResyncPasses:
             log.warning(
                 "resync of KafkaTopic %s/%s failed: %s", meta.get("namespace"), meta.get("name"), error
             )
-
 
     async def _touch(self, uid: str, view: View) -> None:
         """Have kopf handle a resource it left unhandled: patch the field kopf touches itself."""
