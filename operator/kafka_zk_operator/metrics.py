@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator, Sequence
 
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 RECONCILIATIONS = Counter(
     "kzo_reconciliations_total", "Reconciliations by resource kind and result", ["kind", "result"]
@@ -45,10 +48,6 @@ ZK_CONNECTED = Gauge(
 TOPICS_BY_CONDITION = Gauge(
     "kzo_kafkatopics", "KafkaTopic resources by Ready condition reason", ["cluster", "ready", "reason"]
 )
-UNDER_REPLICATED = Gauge(
-    "kzo_topic_under_replicated_partitions", "Under-replicated partitions per topic", ["cluster", "topic"]
-)
-OFFLINE = Gauge("kzo_topic_offline_partitions", "Offline partitions per topic", ["cluster", "topic"])
 EVENTS_POSTED = Counter("kzo_events_total", "Kubernetes Events posted", ["kind", "type", "reason"])
 REASSIGNMENT_PROGRESS = Gauge(
     "kzo_reassignment_partitions_done",
@@ -67,6 +66,61 @@ REPLICAS_MOVED = Counter("kzo_replicas_moved_total", "Replica moves completed by
 QUEUED_REASSIGNMENTS = Gauge(
     "kzo_reassignments_queued", "PartitionReassignments waiting in the queue", ["cluster"]
 )
+
+#: ``(cluster, topic, under-replicated partitions, offline partitions)`` of the topics one reporter tracks.
+TopicHealthSamples = Callable[[], Sequence[tuple[str, str, int, int]]]
+
+
+class TopicHealthCollector(Collector):
+    """``kzo_topic_under_replicated_partitions`` and ``kzo_topic_offline_partitions``, per cluster
+    and topic, read from the health reporters' own tables when Prometheus scrapes.
+
+    A labelled ``Gauge`` keeps one child object per topic and metric, about 790 bytes each: 16 MB
+    of the operator's memory at 10,000 topics (issue #16).
+    """
+
+    def __init__(self) -> None:
+        self._sources: list[TopicHealthSamples] = []
+        self._lock = threading.Lock()
+
+    def add(self, source: TopicHealthSamples) -> None:
+        with self._lock:
+            self._sources.append(source)
+
+    def remove(self, source: TopicHealthSamples) -> None:
+        with self._lock:
+            if source in self._sources:
+                self._sources.remove(source)
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        yield from self._families()
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        with self._lock:
+            sources = list(self._sources)
+        under, offline = self._families()
+        for source in sources:
+            for cluster, topic, under_replicated, offline_partitions in source():
+                under.add_metric([cluster, topic], under_replicated)
+                offline.add_metric([cluster, topic], offline_partitions)
+        yield under
+        yield offline
+
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+        labels = ["cluster", "topic"]
+        return (
+            GaugeMetricFamily(
+                "kzo_topic_under_replicated_partitions",
+                "Under-replicated partitions per topic",
+                labels=labels,
+            ),
+            GaugeMetricFamily("kzo_topic_offline_partitions", "Offline partitions per topic", labels=labels),
+        )
+
+
+TOPIC_HEALTH = TopicHealthCollector()
+prometheus_client.REGISTRY.register(TOPIC_HEALTH)
 
 _serving: set[int] = set()
 _serving_lock = threading.Lock()

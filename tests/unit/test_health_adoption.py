@@ -29,8 +29,19 @@ class FakeStore:
     def broker_ids(self) -> set[int]:
         return {1, 2, 3}
 
-    def watch_data(self, path: str, callback: Any, wanted: Any = None) -> None:
-        callback(None, None)  # kazoo's DataWatch calls back at once with the current data
+    def znode_watches(self, on_change: Any) -> FakeWatches:
+        return FakeWatches()
+
+
+class FakeWatches:
+    def add(self, path: str, *, read: bool) -> None:
+        pass
+
+    def discard(self, path: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import pytest
 
-from kafka_zk_operator.adapters.zk import znodes
+from kafka_zk_operator.adapters.zk import znodes, znodes_topics
 from kafka_zk_operator.domain import errors, model
 
 PATH = "/brokers/topics/foo"
@@ -395,3 +395,25 @@ def test_malformed_partition_states_raise_naming_the_path(data: bytes, problem: 
 def test_partition_state_needs_a_real_zk_version() -> None:
     with pytest.raises(ValueError, match=r"stat\.version"):
         znodes.PartitionStateZNode.decode(STATE, STATE_PATH, zk_version=-1)
+
+
+@pytest.mark.parametrize("topic", ["orders", "a.b-c_d", "__consumer_offsets"])
+def test_topic_of_path_inverts_the_topic_and_partition_state_paths(topic: str) -> None:
+    assert znodes_topics.topic_of_path(znodes_topics.topic_path(topic)) == topic
+    assert znodes_topics.topic_of_path(znodes_topics.partition_state_path(topic, 7)) == topic
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/brokers/topics",
+        "/brokers/topics/",
+        "/brokers/ids/1",
+        "/config/topics/orders",
+        "/brokers/topics/orders/partitions",
+        "/brokers/topics/orders/partitions/0",
+        "/brokers/topics/orders/partitions/0/other",
+    ],
+)
+def test_topic_of_path_is_none_for_other_paths(path: str) -> None:
+    assert znodes_topics.topic_of_path(path) is None

@@ -1,8 +1,8 @@
 """Watch-driven partition health in KafkaTopic status: changes show up within seconds.
 
 For every managed topic the reporter keeps ZooKeeper watches on the topic znode and on each
-partition ``state`` znode (leader, ISR), plus one watch on ``/brokers/ids`` for the cluster. A
-firing watch only marks the topic dirty; a worker thread reads the topic once
+partition ``state`` znode (leader, ISR), all in one ``ZnodeWatches`` of the session, plus one
+watch on ``/brokers/ids`` for the cluster. A firing watch only marks the topic dirty; a worker thread reads the topic once
 (``ZkStore.read_topic``, the observation a reconcile makes) and the live broker ids, builds the
 live partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
 resource's status when they changed. No polling of every topic: quiet topics cost nothing.
@@ -14,15 +14,22 @@ lands only after the handler returns. So that it never lands over a fresher refr
 that overlaps the reconcile, or comes within ``SETTLE_S`` after it, and disagrees with them is
 repeated once that window has passed (then writing unconditionally). Agreeing data, the usual
 case, costs nothing extra.
+
+What is kept per topic is small on purpose (issue #16, 10,000 topics in the default memory
+limit): what the status last got is kept as a digest, and the per-topic partition gauges are
+read from the reporter's own table when Prometheus scrapes (``metrics.TOPIC_HEALTH``) rather than
+kept as one gauge object per topic and metric.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -46,6 +53,12 @@ SETTLE_S = 2.0
 log = logging.getLogger(__name__)
 
 
+def _digest(fields: dict[str, Any]) -> bytes:
+    """What is kept of the live fields a status holds: equal fields, equal digests."""
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
 @dataclass
 class HandlerWrite:
     """A reconcile's live partition fields: those its status patch carries, and all of them as
@@ -62,14 +75,14 @@ class HealthReporter:
         self.cluster = cluster
         self._lock = threading.Condition()
         self._refs: dict[str, set[ResourceRef]] = {}
-        self._watched_partitions: dict[str, set[int]] = {}
+        #: Topic → how many of its partitions (0..n-1) have their state znode watched.
+        self._watched_partitions: dict[str, int] = {}
         self._dirty: set[str] = set()
-        self._last_sent: dict[tuple[str, ResourceRef], dict[str, Any]] = {}
-        #: Bumped each time a topic starts being tracked; watches of an earlier tracking see a
-        #: different value and end (untrack + track before they fire must not double them) at
-        #: their next event, without being set again (``adapters.zk.watches``).
-        self._generation: dict[str, int] = {}
-        self._next_generation = 0
+        #: Digests of the live fields each status holds, as far as this reporter knows.
+        self._last_sent: dict[tuple[str, ResourceRef], bytes] = {}
+        #: Topic → (under-replicated, offline) partitions at its last refresh: the gauges.
+        self._health: dict[str, tuple[int, int]] = {}
+        self._watches = store.znode_watches(self._on_znode)
         #: Topic → handler reconciles in progress; the topic being refreshed now; topics a
         #: refresh touched while a reconcile of them ran.
         self._reconciling: dict[str, int] = {}
@@ -86,12 +99,15 @@ class HealthReporter:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         self.store.watch_children(znodes_brokers.BROKER_IDS_PATH, self._on_brokers)
+        metrics.TOPIC_HEALTH.add(self._gauge_samples)
         self._thread.start()
 
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
             self._lock.notify_all()
+        self._watches.stop()
+        metrics.TOPIC_HEALTH.remove(self._gauge_samples)
 
     # ------------------------------------------------------------------ tracking
     def track(self, topic: str, ref: ResourceRef) -> None:
@@ -100,15 +116,10 @@ class HealthReporter:
             first = topic not in self._refs
             self._refs.setdefault(topic, set()).add(ref)
             if first:
-                self._watched_partitions[topic] = set()
-                self._next_generation += 1
-                self._generation[topic] = generation = self._next_generation
+                self._watched_partitions[topic] = 0
         if first:
-            self.store.watch_data(
-                znodes_topics.topic_path(topic),
-                self._topic_watcher(topic, generation),
-                wanted=lambda: self._current(topic, generation),
-            )
+            # Reported at once, with its partitions: their watches, then a refresh.
+            self._watches.add(znodes_topics.topic_path(topic), read=True)
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -117,23 +128,25 @@ class HealthReporter:
                 return
             refs.discard(ref)
             self._last_sent.pop((topic, ref), None)
-            if not refs:
-                del self._refs[topic]
-                self._watched_partitions.pop(topic, None)
-                self._generation.pop(topic, None)
-                self._handler_writes.pop(topic, None)
-                self._rechecks.pop(topic, None)
-                for gauge in (metrics.UNDER_REPLICATED, metrics.OFFLINE):
-                    with contextlib.suppress(KeyError):
-                        gauge.remove(self.cluster, topic)
+            if refs:
+                return
+            del self._refs[topic]
+            watched = self._watched_partitions.pop(topic, 0)
+            self._handler_writes.pop(topic, None)
+            self._rechecks.pop(topic, None)
+            self._health.pop(topic, None)
+        self._watches.discard(znodes_topics.topic_path(topic))
+        for partition in range(watched):
+            self._watches.discard(znodes_topics.partition_state_path(topic, partition))
 
     def tracked(self, topic: str) -> bool:
         with self._lock:
             return topic in self._refs
 
-    def _current(self, topic: str, generation: int) -> bool:
+    def _gauge_samples(self) -> Sequence[tuple[str, str, int, int]]:
+        """``(cluster, topic, under-replicated, offline)`` of every tracked topic refreshed once."""
         with self._lock:
-            return not self._stopped and self._generation.get(topic) == generation
+            return [(self.cluster, topic, under, offline) for topic, (under, offline) in self._health.items()]
 
     @contextlib.contextmanager
     def reconciling(self, topic: str, ref: ResourceRef) -> Iterator[HandlerWrite]:
@@ -159,7 +172,7 @@ class HealthReporter:
                     # Nothing to patch: the status holds what the reconcile read, unless a
                     # refresh has written since (its own record then stands). Without this an
                     # adopting operator rewrote every in-sync topic on its first refresh.
-                    self._last_sent.setdefault((topic, ref), dict(note.status))
+                    self._last_sent.setdefault((topic, ref), _digest(note.status))
                 if note.fields:
                     until = self.clock() + SETTLE_S
                     self._handler_writes[topic] = (ref, dict(note.fields), until)
@@ -167,7 +180,7 @@ class HealthReporter:
                     # view of the status plus the patch (so a first reconcile's own refresh
                     # writes only what changed since).
                     if ref in self._refs.get(topic, ()):
-                        self._last_sent[(topic, ref)] = dict(note.status)
+                        self._last_sent[(topic, ref)] = _digest(note.status)
                     if overlapped:  # a refresh read or wrote around it: which landed last is unknown
                         self._rechecks[topic] = until
                         self._lock.notify_all()
@@ -225,44 +238,29 @@ class HealthReporter:
             self._lock.notify_all()
         return True
 
-    def _topic_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:
-        def on_topic_change(data: bytes | None, stat: Any) -> bool:
-            if not self._current(topic, generation):
-                return False  # stop watching
-            if data is not None:
-                try:
-                    assignment = znodes_topics.TopicZNode.decode(data, znodes_topics.topic_path(topic))
-                except errors.MalformedZnode:
-                    assignment = None
-                if assignment is not None:
-                    self._watch_partitions(topic, set(assignment.partitions), generation)
-            self.mark_dirty(topic)
-            return True
+    def _on_znode(self, path: str, data: bytes | None) -> None:
+        """A watched topic znode (with its data) or partition state znode changed."""
+        topic = znodes_topics.topic_of_path(path)
+        if topic is None:
+            return
+        if data is not None and path == znodes_topics.topic_path(topic):
+            try:
+                assignment = znodes_topics.TopicZNode.decode(data, path)
+            except errors.MalformedZnode:
+                assignment = None  # reported by the refresh's own read
+            if assignment is not None and assignment.partitions:
+                self._watch_partitions(topic, max(assignment.partitions) + 1)
+        self.mark_dirty(topic)
 
-        return on_topic_change
-
-    def _watch_partitions(self, topic: str, partitions: set[int], generation: int) -> None:
+    def _watch_partitions(self, topic: str, count: int) -> None:
+        """Watch the state znodes of partitions ``0..count-1`` (partitions only grow)."""
         with self._lock:
             known = self._watched_partitions.get(topic)
-            if known is None or self._generation.get(topic) != generation:
+            if known is None or count <= known:
                 return
-            new = partitions - known
-            known |= new
-        for partition in sorted(new):
-            self.store.watch_data(
-                znodes_topics.partition_state_path(topic, partition),
-                self._state_watcher(topic, generation),
-                wanted=lambda: self._current(topic, generation),
-            )
-
-    def _state_watcher(self, topic: str, generation: int) -> Callable[[bytes | None, Any], bool]:
-        def on_state_change(data: bytes | None, stat: Any) -> bool:
-            if not self._current(topic, generation):
-                return False
-            self.mark_dirty(topic)
-            return True
-
-        return on_state_change
+            self._watched_partitions[topic] = count
+        for partition in range(known, count):
+            self._watches.add(znodes_topics.partition_state_path(topic, partition), read=False)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:
@@ -305,14 +303,15 @@ class HealthReporter:
         with self._lock:
             if topic not in self._refs:
                 return  # untracked while it was read: its gauges are gone and must stay gone
-            metrics.UNDER_REPLICATED.labels(self.cluster, topic).set(
-                fields.get("underReplicatedPartitions") or 0
+            self._health[topic] = (
+                int(fields.get("underReplicatedPartitions") or 0),
+                int(fields.get("offlinePartitions") or 0),
             )
-            metrics.OFFLINE.labels(self.cluster, topic).set(fields.get("offlinePartitions") or 0)
+        digest = _digest(fields)
         for ref in refs:
             self._disagrees_with_handler(topic, ref, fields)
             with self._lock:
-                if self._last_sent.get((topic, ref)) == fields:
+                if self._last_sent.get((topic, ref)) == digest:
                     continue
             body = dict(fields)
             body["lastSyncTime"] = format_timestamp(datetime.now(UTC))
@@ -320,4 +319,4 @@ class HealthReporter:
             metrics.STATUS_REFRESHES.labels(self.cluster).inc()
             with self._lock:
                 if ref in self._refs.get(topic, ()):  # not untracked meanwhile
-                    self._last_sent[(topic, ref)] = fields
+                    self._last_sent[(topic, ref)] = digest

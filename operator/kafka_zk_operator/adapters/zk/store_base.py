@@ -130,12 +130,9 @@ class StoreBase:
         """``callback`` gets the children of ``path`` now and after every change (``adapters.zk.watches``)."""
         watches.watch_children(self.client, path, callback)
 
-    def watch_data(
-        self, path: str, callback: watches.DataCallback, wanted: watches.Wanted | None = None
-    ) -> None:
-        """``callback`` gets the data of ``path`` now and after every change, while ``wanted()``
-        (``adapters.zk.watches``)."""
-        watches.watch_data(self.client, path, callback, wanted)
+    def znode_watches(self, on_change: watches.ChangeCallback) -> watches.ZnodeWatches:
+        """Data watches on many znodes of this session, reported to ``on_change`` (``adapters.zk.watches``)."""
+        return watches.ZnodeWatches(self.client, on_change)
 
     def holds_kafka_cluster(self) -> bool:
         """``/brokers/ids`` exists: a broker has registered under this chroot at least once."""

@@ -1,63 +1,63 @@
-"""ZooKeeper watches as a recipe over the store's session, so nothing outside ``adapters.zk``
-touches kazoo: the caller names a znode and a callback, kazoo's ``ChildrenWatch``/``DataWatch``
-keep the watch set across firings and reconnections.
+"""ZooKeeper watches as recipes over the store's session, so nothing outside ``adapters.zk``
+touches kazoo.
 
-A callback returning ``False`` ends its watch (kazoo's rule); it runs on kazoo's event thread,
-so it should only record that something changed and leave the reading to another thread.
+- :func:`watch_children`: kazoo's ``ChildrenWatch`` on one znode (``/brokers/ids``).
+- :class:`ZnodeWatches`: data watches on many znodes - every managed topic's znode and each of its
+  partition ``state`` znodes - with one callback. kazoo's ``DataWatch`` costs about 1.4 KB of
+  objects per znode (its own retry policy, lock and session listener) and, after every
+  reconnection, one thread per znode to read it again; at 10,000 topics that was 28 MB of the
+  operator's peak (issue #16). Here a watch is what ZooKeeper has: a one-shot registration
+  (kazoo keeps one entry per path, whatever armed it), armed again by the same shared callback
+  each time it fires, and armed again for every znode by one thread after a reconnection (kazoo
+  does not resend watches to the server).
 
-kazoo sets a data watch again *before* it calls the callback, so a watch that ends that way
-leaves one registration behind: in the client (``_data_watchers``, resent to the server after
-every reconnection) and in the server, until the znode changes once more. When the znode was
-deleted - a topic deleted after the operator stopped following it - it never changes again: with
-topics created and deleted all day, that was memory growing with the churn (issue #17). A data
-watch may therefore be given ``wanted``, asked each time it is about to read and set the watch
-again: ``False`` ends it there, with nothing left registered.
+A callback runs on kazoo's threads, so it should only record that something changed and leave
+the reading to another thread.
+
+A watch whose znode is no longer wanted ends when it next fires, and :meth:`ZnodeWatches.discard`
+also drops kazoo's record of it: a watch on the znode of a topic deleted after the operator
+stopped following it would otherwise stay in the client for the session's lifetime (issue #17).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.protocol.states import KazooState
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.exceptions import (
+    ConnectionClosedError,
+    ConnectionLoss,
+    KazooException,
+    NoNodeError,
+    SessionExpiredError,
+)
+from kazoo.protocol.states import EventType, KazooState
+from kazoo.recipe.watchers import ChildrenWatch
 
 #: Called with the children's names, now and after every change of the list.
 ChildrenCallback = Callable[[list[str]], bool | None]
-#: Called with the data (None: the znode does not exist) and its stat, now and after every change.
-DataCallback = Callable[[bytes | None, Any], bool | None]
-#: Whether a data watch is still wanted; asked before each read that would set it again.
-Wanted = Callable[[], bool]
+#: Called with a watched path and, for a znode watched with ``read=True``, its data (``None``:
+#: it does not exist; always ``None`` for the others) when it changed, appeared or went.
+ChangeCallback = Callable[[str, bytes | None], None]
 
-
-class _DataWatchWhileWanted(DataWatch):  # type: ignore[misc]  # kazoo is untyped
-    """kazoo's ``DataWatch`` that ends, without reading or setting the watch again, once
-    ``wanted()`` says so: when it fires, and after a reconnection."""
-
-    _stopped: bool  # kazoo's: the watch has ended
-
-    def __init__(self, client: KazooClient, path: str, func: DataCallback, wanted: Wanted) -> None:
-        self._wanted = wanted
-        super().__init__(client, path, func)
-
-    def _get_data(self, event: Any = None) -> None:
-        if not self._stopped and not self._wanted():
-            with self._run_lock:
-                self._stopped = True
-                self._func = None
-            self._client.remove_listener(self._session_watcher)
-            return
-        super()._get_data(event)
+#: The connection went while the request was on its way: a reconnection arms every watch again.
+_DISCONNECTED = (ConnectionLoss, SessionExpiredError, ConnectionClosedError)
+#: Watches armed again at a time after a reconnection, each batch answered before the next.
+REARM_BATCH = 500
+log = logging.getLogger(__name__)
 
 
 def _install(client: KazooClient, watch: Callable[[], object]) -> None:
     """Set a watch now, or - while the connection is down - on a kazoo thread of its own.
 
     kazoo's watch recipes read their znode in their constructor and, disconnected, wait for the
-    connection to come back: a reconcile that starts watching a new topic during a ZooKeeper
-    outage would hang for the whole outage instead of reporting it (found by the quorum-loss
-    fault test). The watch is then set when the connection returns.
+    connection to come back: a reconcile that starts watching during a ZooKeeper outage would
+    hang for the whole outage instead of reporting it (found by the quorum-loss fault test).
+    The watch is then set when the connection returns.
     """
     if client.state == KazooState.CONNECTED:
         watch()
@@ -70,10 +70,131 @@ def watch_children(client: KazooClient, path: str, callback: ChildrenCallback) -
     _install(client, lambda: ChildrenWatch(client, path, callback))
 
 
-def watch_data(client: KazooClient, path: str, callback: DataCallback, wanted: Wanted | None = None) -> None:
-    """Call ``callback`` with the data of ``path`` now (once connected) and whenever it changes
-    (or appears, goes); with ``wanted``, only while it returns ``True`` (see the module)."""
-    if wanted is None:
-        _install(client, lambda: DataWatch(client, path, callback))
-    else:
-        _install(client, lambda: _DataWatchWhileWanted(client, path, callback, wanted))
+class ZnodeWatches:
+    """Data watches on many znodes of one session, reported to one callback (see the module).
+
+    ``add(path, read=True)`` reports the znode's data now and after every change;
+    ``add(path, read=False)`` reports only changes (its first report is for the first change,
+    so a caller reads the znode after adding it). Never blocks: safe on kazoo's threads.
+    """
+
+    def __init__(self, client: KazooClient, on_change: ChangeCallback) -> None:
+        self._client = client
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        #: Path → whether its data is reported.
+        self._paths: dict[str, bool] = {}
+        self._stopped = False
+        self._reconnecting = client.state != KazooState.CONNECTED
+        #: The one callback every registration uses: kazoo keeps a set per path, so arming a
+        #: path again while armed adds nothing.
+        self._watcher = self._fired
+        client.add_listener(self._on_state)
+
+    # ------------------------------------------------------------------ API
+    def add(self, path: str, *, read: bool) -> None:
+        with self._lock:
+            if self._stopped or path in self._paths:
+                return
+            self._paths[path] = read
+        self._arm(path, read, report=read)
+
+    def discard(self, path: str) -> None:
+        """Stop reporting ``path``; kazoo forgets its registration (ZooKeeper's own ends when it
+        fires or with the connection)."""
+        with self._lock:
+            if self._paths.pop(path, None) is None:
+                return
+        registered = self._client._data_watchers  # kazoo's: full path (chroot included) → watchers
+        full_path = self._client.chroot + path
+        watchers = registered.get(full_path)
+        if watchers is not None:
+            watchers.discard(self._watcher)
+            if not watchers:
+                registered.pop(full_path, None)
+
+    def watched(self) -> int:
+        with self._lock:
+            return len(self._paths)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._paths.clear()
+        self._client.remove_listener(self._on_state)
+
+    # ------------------------------------------------------------------ arming
+    def _wanted(self, path: str) -> bool | None:
+        """Whether ``path``'s data is reported; ``None``: it is not watched (any more)."""
+        with self._lock:
+            return self._paths.get(path)
+
+    def _arm(self, path: str, read: bool, *, report: bool) -> Any:
+        """Send the read that registers the watch; its answer is reported if ``report``."""
+        if read:
+            result = self._client.get_async(path, watch=self._watcher)
+        else:
+            result = self._client.exists_async(path, watch=self._watcher)
+        result.rawlink(functools.partial(self._armed, path, read, report))
+        return result
+
+    def _armed(self, path: str, read: bool, report: bool, result: Any) -> None:
+        try:
+            answer = result.get(block=False)
+        except NoNodeError:
+            # A read of a missing znode sets no watch: watch for it to appear instead.
+            self._client.exists_async(path, watch=self._watcher).rawlink(
+                functools.partial(self._appeared, path, report)
+            )
+            return
+        except _DISCONNECTED:
+            return  # armed again when the connection is back
+        except KazooException as error:
+            log.warning("could not watch ZooKeeper znode %s: %s", path, error)
+            return
+        if report and self._wanted(path) is not None:
+            self._on_change(path, answer[0] if read else None)
+
+    def _appeared(self, path: str, report: bool, result: Any) -> None:
+        try:
+            stat = result.get(block=False)
+        except _DISCONNECTED:
+            return
+        except KazooException as error:
+            log.warning("could not watch ZooKeeper znode %s: %s", path, error)
+            return
+        if stat is not None:  # created between the two requests: read it
+            self._arm(path, True, report=report)
+        elif report and self._wanted(path) is not None:
+            self._on_change(path, None)
+
+    def _fired(self, event: Any) -> None:
+        if event.type == EventType.NONE:
+            return  # kazoo's "session lost" to every watcher: the state listener arms them again
+        read = self._wanted(event.path)
+        if read is not None:
+            self._arm(event.path, read, report=True)
+
+    # ------------------------------------------------------------------ reconnection
+    def _on_state(self, state: str) -> None:
+        if state != KazooState.CONNECTED:
+            self._reconnecting = True
+        elif self._reconnecting:
+            self._reconnecting = False
+            self._client.handler.spawn(self._rearm_all)
+
+    def _rearm_all(self) -> None:
+        """Arm and report every watch again: the server dropped them with the connection, and
+        what changed meanwhile is unknown."""
+        with self._lock:
+            paths = list(self._paths.items())
+        for start in range(0, len(paths), REARM_BATCH):
+            batch = [
+                self._arm(path, read, report=True)
+                for path, read in paths[start : start + REARM_BATCH]
+                if self._wanted(path) is not None
+            ]
+            for result in batch:
+                result.wait(30)
+            if self._client.state != KazooState.CONNECTED:
+                return  # gone again: the next reconnection starts over

@@ -53,6 +53,17 @@ def partition_state_path(topic: str, partition: int) -> str:
     return f"{partition_path(topic, partition)}/state"
 
 
+def topic_of_path(path: str) -> str | None:
+    """The topic of ``/brokers/topics/<t>`` or of one of its partition ``state`` znodes (the
+    paths built above); ``None`` for any other path."""
+    parts = path.split("/")
+    if parts[:3] != ["", "brokers", "topics"] or not parts[3:4] or not parts[3]:
+        return None
+    if len(parts) == 4 or (len(parts) == 7 and parts[4] == "partitions" and parts[6] == "state"):
+        return parts[3]
+    return None
+
+
 def topic_znode_version_for(kafka_version: tuple[int, ...]) -> int:
     """The topic znode version a cluster of this Kafka version writes itself (§3.4: mirror it)."""
     if kafka_version >= (2, 8):
