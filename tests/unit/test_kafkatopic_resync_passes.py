@@ -5,6 +5,7 @@ one failure does not end it), and the resources kopf left unhandled, which it to
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import threading
 import time
@@ -64,6 +65,12 @@ def test_the_view_keeps_what_a_resync_reads_and_drops_the_rest() -> None:
     }
 
 
+def test_the_index_keeps_the_view_as_compact_json_and_gives_it_back_whole() -> None:
+    packed = kafkatopic_resync.packed_view(_body())
+    assert isinstance(packed, bytes) and b" " not in packed
+    assert kafkatopic_resync.unpacked_view(packed) == kafkatopic_resync.resync_view(_body())
+
+
 def test_only_finalized_resources_not_being_deleted_and_reported_on_once_are_resynced() -> None:
     assert kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(_body()))
     deleting = kafkatopic_resync.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
@@ -85,7 +92,7 @@ def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:
     assert 0.45 < statistics.mean(slots) < 0.55
 
 
-class _Index(dict[str, list[dict[str, Any]]]):
+class _Index(dict[str, list[bytes]]):
     """kopf's index as the passes read it: key → the values of the resources under it."""
 
 
@@ -110,7 +117,7 @@ def passes(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _add(index: _Index, uid: str, **metadata: Any) -> None:
-    index[uid] = [kafkatopic_resync.resync_view(_body(uid, **metadata))]
+    index[uid] = [kafkatopic_resync.packed_view(_body(uid, **metadata))]
 
 
 def test_each_resource_is_resynced_once_per_period_none_being_deleted_and_a_failure_ends_nothing(
@@ -157,6 +164,10 @@ def test_a_resync_that_waited_for_the_lock_of_a_deleted_resource_does_nothing(
     body: Any = _body("deleted-1")
     result = kafkatopic._reconcile(body, None, None, {}, {}, resync=True, still_wanted=lambda: False)  # type: ignore[arg-type]
     assert result is None and called == []
+
+
+def _packed(view: dict[str, Any]) -> bytes:
+    return json.dumps(view).encode()
 
 
 def _unreported(uid: str, **metadata: Any) -> dict[str, Any]:
@@ -227,9 +238,9 @@ def test_the_passes_touch_a_forgotten_resource_once_a_period_and_resync_it_never
 
     monkeypatch.setattr(kafkatopic_resync, "_patch_status", patch_status)
     before = _nudges()
-    passes.index["lost"] = [_unreported("lost")]
+    passes.index["lost"] = [_packed(_unreported("lost"))]
     passes.last_seen["lost"] = time.monotonic() - 10  # kopf saw it long before the first pass
-    passes.index["queued"] = [_unreported("queued")]
+    passes.index["queued"] = [_packed(_unreported("queued"))]
     passes.seen("queued")  # ... and this one just now (then it is seen again: a touch is an event)
     _add(passes.index, "a")
 
