@@ -17,11 +17,12 @@ import kopf
 
 import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
 from kafka_zk_operator import config, metrics
-from kafka_zk_operator.adapters.k8s import kopf_session, kopf_toggles
+from kafka_zk_operator.adapters.k8s import kopf_session
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.handlers import (  # noqa: F401  (kafkatopic* register handlers)
     diffbase,
+    indexes,
     kafkatopic,
     kafkatopic_resync,
     waiting,
@@ -31,8 +32,6 @@ from kafka_zk_operator.runtime.leadership import LeaderElector
 
 #: Seconds before each retry of a failed Event POST.
 EVENT_BACKOFFS_S = (2.0, 8.0)
-
-kopf_toggles.install()  # before kopf starts: it builds its start-up gate then
 
 
 @kopf.on.startup()
@@ -61,6 +60,12 @@ def configure(
     # re-check every 2 s instead of kopf's default 60 s, which delayed such deletions by a minute.
     settings.background.instant_exit_timeout = 10
     settings.background.cancellation_polling = 2
+    # At most this many resources of a kind in kopf's hands at once, each worker holding its event,
+    # body, patch and loggers: a burst or a restart of 10,000 KafkaTopics otherwise ran 10,000
+    # workers at once, the largest part of the memory peak (issue #16). Safe because kopf holds no
+    # index (``handlers.indexes``); an idle worker frees its place after a second, not kopf's 5.
+    settings.queueing.worker_limit = operator_settings.worker_limit or None
+    settings.queueing.idle_timeout = 1.0
     if operator_settings.namespaces:
         # An explicit namespace list needs no namespace scanning: the chart's namespaced RBAC
         # grants no cluster-wide 'list namespaces', and kopf would retry it forever.
@@ -78,6 +83,13 @@ def configure(
         ", ".join(c.name for c in operator_settings.clusters),
         ", ".join(operator_settings.namespaces) or "all namespaces",
     )
+
+
+@kopf.on.startup()
+async def load_indexes(memo: Any, logger: logging.Logger | logging.LoggerAdapter[Any], **_: Any) -> None:
+    """After :func:`configure` (kopf runs start-up handlers in order): the operator's indexes are
+    filled before kopf starts watching (``handlers.indexes``)."""
+    await indexes.load(memo, logger)
 
 
 def _claim_fences(pool: ClusterPool, logger: logging.Logger | logging.LoggerAdapter[Any]) -> None:

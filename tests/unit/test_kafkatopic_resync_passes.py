@@ -5,7 +5,6 @@ one failure does not end it), and the resources kopf left unhandled, which it to
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import threading
 import time
@@ -19,6 +18,7 @@ import pytest
 from kafka_zk_operator import metrics
 from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync
+from kafka_zk_operator.runtime.resource_index import ResourceIndex
 
 
 def _body(uid: str = "u-1", **metadata: Any) -> dict[str, Any]:
@@ -92,8 +92,8 @@ def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:
     assert 0.45 < statistics.mean(slots) < 0.55
 
 
-class _Index(dict[str, list[bytes]]):
-    """kopf's index as the passes read it: key → the values of the resources under it."""
+def _views() -> ResourceIndex:
+    return ResourceIndex("views", kafkatopic_resync.kafkatopic_resync_views)
 
 
 @pytest.fixture
@@ -108,16 +108,16 @@ def passes(monkeypatch: pytest.MonkeyPatch) -> Any:
             raise RuntimeError("ZooKeeper went away")
 
     monkeypatch.setattr(kafkatopic_resync, "resync", resync)
-    index = _Index()
+    index = _views()
     passes: Any = kafkatopic_resync.ResyncPasses()
-    passes.configure(object(), index, _Index())
+    passes.configure(object(), index, ResourceIndex("owners", kafkatopic.kafkatopic_owners))
     passes.runs = runs
     passes.index = index
     return passes
 
 
-def _add(index: _Index, uid: str, **metadata: Any) -> None:
-    index[uid] = [kafkatopic_resync.packed_view(_body(uid, **metadata))]
+def _add(index: ResourceIndex, uid: str, **metadata: Any) -> None:
+    index.update(_body(uid, **metadata), None)
 
 
 def test_each_resource_is_resynced_once_per_period_none_being_deleted_and_a_failure_ends_nothing(
@@ -143,7 +143,7 @@ def test_each_resource_is_resynced_once_per_period_none_being_deleted_and_a_fail
 def test_a_resource_gone_between_listing_and_its_slot_is_skipped(passes: Any) -> None:
     _add(passes.index, "a")
     assert passes.current("a") is not None
-    del passes.index["a"]
+    passes.index.remove("a")
     assert passes.current("a") is None
     _add(passes.index, "a", deletionTimestamp="2026-11-28T11:00:00Z")
     assert passes.current("a") is None
@@ -164,10 +164,6 @@ def test_a_resync_that_waited_for_the_lock_of_a_deleted_resource_does_nothing(
     body: Any = _body("deleted-1")
     result = kafkatopic._reconcile(body, None, None, {}, {}, resync=True, still_wanted=lambda: False)  # type: ignore[arg-type]
     assert result is None and called == []
-
-
-def _packed(view: dict[str, Any]) -> bytes:
-    return json.dumps(view).encode()
 
 
 def _unreported(uid: str, **metadata: Any) -> dict[str, Any]:
@@ -238,9 +234,9 @@ def test_the_passes_touch_a_forgotten_resource_once_a_period_and_resync_it_never
 
     monkeypatch.setattr(kafkatopic_resync, "_patch_status", patch_status)
     before = _nudges()
-    passes.index["lost"] = [_packed(_unreported("lost"))]
+    passes.index.update(_unreported("lost"), None)
     passes.last_seen["lost"] = time.monotonic() - 10  # kopf saw it long before the first pass
-    passes.index["queued"] = [_packed(_unreported("queued"))]
+    passes.index.update(_unreported("queued"), None)
     passes.seen("queued")  # ... and this one just now (then it is seen again: a touch is an event)
     _add(passes.index, "a")
 
@@ -264,7 +260,7 @@ def test_the_passes_forget_when_kopf_saw_resources_that_are_gone(passes: Any) ->
     _add(passes.index, "a")
     passes.seen("a")
     passes.seen("gone")
-    passes._forget_gone(list(passes.index))
+    passes._forget_gone(passes.index.keys())
     assert set(passes.last_seen) == {"a"}
 
 

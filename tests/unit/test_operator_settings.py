@@ -558,6 +558,18 @@ def test_api_connections_must_be_a_whole_number_from_1(value: str) -> None:
     assert message.startswith(f"KZO_API_CONNECTIONS={value!r} is not valid: use a whole number from 1")
 
 
+def test_worker_limit_default_unbounded_and_override() -> None:
+    assert load(_zk()).worker_limit == 1000
+    assert load(_zk(KZO_WORKER_LIMIT="0")).worker_limit == 0
+    assert load(_zk(KZO_WORKER_LIMIT=" 250 ")).worker_limit == 250
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "abc", "inf", "100001"])
+def test_worker_limit_must_be_a_whole_number_from_0(value: str) -> None:
+    message = _error(_zk(KZO_WORKER_LIMIT=value))
+    assert message.startswith(f"KZO_WORKER_LIMIT={value!r} is not valid: use a whole number from 0 (unbounded)")
+
+
 # --- bootstrapServers (partition sizes for byte-balanced reassignments) ----------------------------
 
 

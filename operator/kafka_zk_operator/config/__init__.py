@@ -54,6 +54,10 @@ Environment variables (the Helm chart sets them; every one has a default):
     nothing (with 10,000 topics a 5-minute heartbeat alone was 33 status patches a second). Set:
     ``lastSyncTime`` is also refreshed when it is older than this many seconds.
 
+``KZO_WORKER_LIMIT``
+    Resources of one kind kopf handles at once (default 1000; 0: unbounded). Each in kopf's hands
+    holds its event, body and patch: a burst or a restart of 10,000 KafkaTopics unbounded was
+    10,000 at once, most of the operator's memory peak. The others wait in the watch stream.
 ``KZO_API_CONNECTIONS``
     Requests kopf may have in flight to the API server at once (default 32); its watch streams
     get their own connections on top. More waits for a free connection: each open connection
@@ -87,6 +91,7 @@ import uuid
 from collections.abc import Mapping
 
 from kafka_zk_operator.config.clusters_file import clusters_from_file, connect_string, kafka_version
+from kafka_zk_operator.config.settings import DEFAULT_WORKER_LIMIT
 from kafka_zk_operator.config.settings import ClusterSettings as ClusterSettings
 from kafka_zk_operator.config.settings import LeaderElectionSettings as LeaderElectionSettings
 from kafka_zk_operator.config.settings import OperatorSettings as OperatorSettings
@@ -166,6 +171,20 @@ def _count(env: Mapping[str, str], key: str, default: int) -> int:
     raise SettingsError(
         f"{key}={show(raw)} is not valid: use a whole number from 1 to 10000, "
         f"or leave it unset for the default {default}"
+    )
+
+
+def _worker_limit(env: Mapping[str, str]) -> int:
+    """``KZO_WORKER_LIMIT``: a whole number from 0 (unbounded) to 100,000."""
+    raw = env.get("KZO_WORKER_LIMIT")
+    if raw is None or raw.strip() == "":
+        return DEFAULT_WORKER_LIMIT
+    value = _whole_number(raw)
+    if 0 <= value <= 100_000:
+        return int(value)
+    raise SettingsError(
+        f"KZO_WORKER_LIMIT={show(raw)} is not valid: use a whole number from 0 (unbounded) to 100000, "
+        f"or leave it unset for the default {DEFAULT_WORKER_LIMIT}"
     )
 
 
@@ -283,5 +302,6 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
             default_text="(no heartbeat)",
         ),
         api_connections=_count(env, "KZO_API_CONNECTIONS", 32),
+        worker_limit=_worker_limit(env),
         leader_election=_leader_election(env),
     )

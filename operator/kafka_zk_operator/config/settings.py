@@ -27,6 +27,10 @@ class ClusterSettings:
     bootstrap_servers: str | None = None
 
 
+#: Resources of one kind kopf handles at once by default (measured: issue #16, docs/kafkatopic.md).
+DEFAULT_WORKER_LIMIT = 1000
+
+
 @dataclass(frozen=True)
 class LeaderElectionSettings:
     """The Lease replicas elect their leader on (``runtime.leadership``), and this replica's name."""
@@ -52,6 +56,8 @@ class OperatorSettings:
     status_heartbeat_seconds: float = math.inf
     #: Concurrent requests kopf may have in flight to the API server (its watch streams come on top).
     api_connections: int = 32
+    #: Resources of one kind kopf handles at once (0: unbounded; ``KZO_WORKER_LIMIT``).
+    worker_limit: int = DEFAULT_WORKER_LIMIT
     #: None: leader election is off (one replica).
     leader_election: LeaderElectionSettings | None = None
     extra: Mapping[str, str] = field(default_factory=dict)

@@ -5,11 +5,11 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
 ``managedFields`` included): about 45 % of the objects the operator held at 3,000 topics; at
 10,000, a third of its peak memory and two thirds of a no-op period's CPU (issue #16). Instead:
 
-- a kopf index (``kafkatopic_resync_views``) keeps what a resync reads of each resource: its
-  identity, generation, the annotations that steer it, spec and status (``resync_view``, kept
-  as compact JSON: ``packed_view``); kopf updates it on every event and drops it when the
-  resource is gone;
-- one task (started from the first indexed event, so that it posts Events the way handlers do)
+- an index (:data:`VIEWS`, fed by ``handlers.indexes``) keeps what a resync reads of each
+  resource: its identity, generation, the annotations that steer it, spec and status
+  (``resync_view``, kept as compact JSON: ``packed_view``); every event updates it and the
+  resource's deletion drops it;
+- one task (started from the first event kopf delivers, so that it posts Events the way handlers do)
   walks the index once per period; each resource comes at a fixed point of the period derived
   from its uid (``slot``), so resyncs stay spread evenly and no resource waits longer than one
   period, however many arrive at once. At most ``MAX_IN_FLIGHT`` resyncs run at a time;
@@ -57,17 +57,16 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import (
     FINALIZER,
-    GROUP,
     KAFKA_TOPIC,
     MANAGED_ANNOTATION,
     PAUSED_ANNOTATION,
-    VERSION,
 )
-from kafka_zk_operator.domain.kafkatopic_resource import PLURAL, KafkaTopicResource, parse_resource
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, parse_resource
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
+from kafka_zk_operator.runtime.resource_index import ResourceIndex
 from kafka_zk_operator.service import topics
 
 KIND = kafkatopic.KIND
@@ -116,16 +115,22 @@ def unpacked_view(packed: bytes) -> View:
     return view
 
 
-@kopf.index(GROUP, VERSION, PLURAL)
-async def kafkatopic_resync_views(body: kopf.Body, **_: Any) -> dict[str, bytes]:
-    """uid → :func:`packed_view`. ``async``: it runs on every event (see ``kafkatopic_owners``).
+def kafkatopic_resync_views(body: Mapping[str, Any], memo: Any) -> dict[str, bytes]:
+    """uid → :func:`packed_view`."""
+    return {str(body.get("metadata", {}).get("uid", "")): packed_view(body)}
 
-    The first call also starts the passes: it runs where kopf posts an object's Events from, and
-    the pass task inherits that (kopf's event queue is in a context variable it sets there)."""
-    uid = str(body.get("metadata", {}).get("uid", ""))
+
+#: uid → what a resync reads of the resource (:func:`kafkatopic_resync_views`).
+VIEWS = ResourceIndex("kafkatopic_resync_views", kafkatopic_resync_views)
+
+
+def kopf_saw(uid: str) -> None:
+    """kopf delivered an event of ``uid`` (``handlers.indexes`` calls it before any handler of
+    the event). The first call also starts the passes: it runs where kopf posts an object's
+    Events from, and the pass task inherits that (kopf's event queue is in a context variable it
+    sets there)."""
     _passes.ensure_started()
     _passes.seen(uid)
-    return {uid: packed_view(body)}
 
 
 def resyncable(view: View) -> bool:
@@ -172,8 +177,8 @@ class ResyncPasses:
 
     def __init__(self) -> None:
         self.memo: Any = None
-        self.views: kopf.Index[str, bytes] | None = None
-        self.owners: kopf.Index[Any, Any] | None = None
+        self.views: ResourceIndex | None = None
+        self.owners: ResourceIndex | None = None
         self.task: asyncio.Task[None] | None = None
         self.stopping = asyncio.Event()
         #: uid → when kopf last processed an event of the resource (it indexes each one first).
@@ -182,7 +187,7 @@ class ResyncPasses:
     def seen(self, uid: str) -> None:
         self.last_seen[uid] = time.monotonic()
 
-    def configure(self, memo: Any, views: kopf.Index[str, bytes], owners: kopf.Index[Any, Any]) -> None:
+    def configure(self, memo: Any, views: ResourceIndex, owners: ResourceIndex) -> None:
         self.memo, self.views, self.owners = memo, views, owners
         self.stopping = asyncio.Event()
 
@@ -199,17 +204,13 @@ class ResyncPasses:
                 await task
 
     def indexed(self, uid: str) -> View | None:
-        """``uid``'s view as kopf last indexed it (None: gone)."""
+        """``uid``'s view as last indexed (None: gone)."""
         assert self.views is not None
-        try:  # also asked from a pool thread while kopf may update the index
-            found = self.views.get(uid)
-            packed = next(iter(found), None) if found is not None else None
-        except RuntimeError:  # changed size during iteration: it is going; not now
-            return None
+        packed = self.views.first(uid)
         return unpacked_view(packed) if packed is not None else None
 
     def current(self, uid: str) -> View | None:
-        """``uid``'s view as kopf last indexed it, if it is to be resynced (:func:`resyncable`)."""
+        """``uid``'s view as last indexed, if it is to be resynced (:func:`resyncable`)."""
         view = self.indexed(uid)
         return view if view is not None and resyncable(view) else None
 
@@ -299,8 +300,8 @@ _passes = ResyncPasses()
 
 
 @kopf.on.startup()
-async def kafkatopic_resync_configure(memo: Any, **kwargs: Any) -> None:
-    _passes.configure(memo, kwargs["kafkatopic_resync_views"], kwargs["kafkatopic_owners"])
+async def kafkatopic_resync_configure(memo: Any, **_: Any) -> None:
+    _passes.configure(memo, VIEWS, kafkatopic.OWNERS)
 
 
 @kopf.on.cleanup()

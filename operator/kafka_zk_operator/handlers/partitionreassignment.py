@@ -5,9 +5,10 @@ stays on and takes the next step as soon as the controller deletes ``/admin/reas
 (a ZooKeeper watch, ``runtime.znode_signal``): the next batch starts as soon as the last ends.
 
 The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
-comes from a kopf index of the resources waiting to run; the service confirms it with a fresh
-list before starting. kopf runs timers next to the other handlers, so calls for one resource are
-serialized with a per-resource lock, and the service always reads the resource afresh.
+comes from an index of the resources waiting to run (:data:`QUEUE`, fed by ``handlers.indexes``);
+the service confirms it with a fresh list before starting. kopf runs timers next to the other
+handlers, so calls for one resource are serialized with a per-resource lock, and the service
+always reads the resource afresh.
 
 Environment: ``KZO_REASSIGNMENT_POLL_SECONDS`` (default 5) how often a running reassignment looks
 at ZooKeeper; ``KZO_REASSIGNMENT_STUCK_SECONDS`` (default 1800) after how long a batch whose
@@ -42,6 +43,7 @@ from kafka_zk_operator.handlers.in_pool import run_in_pool_unless_stopped
 from kafka_zk_operator.handlers.waiting import StillWaiting
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
+from kafka_zk_operator.runtime.resource_index import ResourceIndex
 from kafka_zk_operator.runtime.znode_signal import ZnodeSignal
 from kafka_zk_operator.service import reassignment as reassignments
 from kafka_zk_operator.service.events import Event
@@ -76,16 +78,17 @@ def _cluster_name(memo: Any, body: Mapping[str, Any]) -> str | None:
         return None
 
 
-@kopf.index(GROUP, VERSION, PLURAL)
-async def partitionreassignment_queue(body: kopf.Body, memo: Any, **_: Any) -> dict[Any, Any]:
-    """Kafka cluster → the reassignments waiting to run or running there, with their queue rank.
-    ``async`` only to run on kopf's event loop rather than through its thread pool (see
-    ``kafkatopic_owners``)."""
+def partitionreassignment_queue(body: Mapping[str, Any], memo: Any) -> dict[Any, Any]:
+    """Kafka cluster → the reassignments waiting to run or running there, with their queue rank."""
     cluster = _cluster_name(memo, body)
     rank = queue_rank(parse_resource(body))
     if cluster is None or rank is None:
         return {}
     return {cluster: rank}
+
+
+#: Kafka cluster → the queue ranks of its reassignments (:func:`partitionreassignment_queue`).
+QUEUE = ResourceIndex("partitionreassignment_queue", partitionreassignment_queue)
 
 
 def _post(body: kopf.Body, events: list[Event]) -> None:
@@ -103,7 +106,7 @@ def _settings() -> reassignments.Settings:
     return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS)
 
 
-def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll: bool = False) -> bool:
+def _reconcile(body: kopf.Body, memo: Any, index: ResourceIndex, *, poll: bool = False) -> bool:
     """One pass; True when it left a batch of this resource in ``/admin/reassign_partitions``.
 
     ``poll``: the timer, whose next tick (``POLL_SECONDS``) is the retry of a pass that could not
@@ -120,12 +123,12 @@ def _reconcile(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any], *, poll:
         raise kopf.TemporaryError(error.message, delay=POLL_SECONDS) from error
 
 
-def _reconcile_now(body: kopf.Body, memo: Any, index: kopf.Index[Any, Any]) -> bool:
+def _reconcile_now(body: kopf.Body, memo: Any, index: ResourceIndex) -> bool:
     started = time.monotonic()
     resource = parse_resource(body)
     pool: ClusterPool = memo.clusters
     cluster = _cluster_name(memo, body) or ""
-    entries = list(index.get(cluster, [])) if cluster else []
+    entries = index.get(cluster) if cluster else []
     # One reconcile at a time per resource, and per Kafka cluster: the queue check ("is another
     # reassignment of this cluster ahead or running?") and saving this one's start must not
     # interleave with another resource doing the same (two could otherwise both start).
@@ -181,21 +184,21 @@ def _active(status: kopf.Status, annotations: Mapping[str, str], **_: Any) -> bo
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL)
-def partitionreassignment_resume(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_resume(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
     _drop_legacy_annotations(body, patch)
-    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+    _reconcile(body, memo, QUEUE)
 
 
 @kopf.on.create(GROUP, VERSION, PLURAL)
-def partitionreassignment_create(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_create(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
     _drop_legacy_annotations(body, patch)
-    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+    _reconcile(body, memo, QUEUE)
 
 
 @kopf.on.update(GROUP, VERSION, PLURAL)
-def partitionreassignment_update(body: kopf.Body, patch: kopf.Patch, memo: Any, **kwargs: Any) -> None:
+def partitionreassignment_update(body: kopf.Body, patch: kopf.Patch, memo: Any, **_: Any) -> None:
     _drop_legacy_annotations(body, patch)
-    _reconcile(body, memo, kwargs["partitionreassignment_queue"])
+    _reconcile(body, memo, QUEUE)
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, interval=POLL_SECONDS, initial_delay=POLL_SECONDS, when=_active)
@@ -204,7 +207,7 @@ async def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) 
     ``/admin/reassign_partitions`` (the batch is done), and at least every ``POLL_SECONDS``: the next batch starts as soon as the current one ends, so the brokers copy
     without a pause between batches. Waiting holds no thread (an asyncio wait on a ZooKeeper
     watch); each pass runs in kopf's pool like the sync handlers."""
-    index, stopped = kwargs["partitionreassignment_queue"], kwargs["stopped"]
+    index, stopped = QUEUE, kwargs["stopped"]
     cluster = _cluster_name(memo, body)
     runtime: ClusterRuntime | None = memo.clusters.get(cluster) if cluster is not None else None
     signal = _signals.setdefault(cluster or "", ZnodeSignal())
