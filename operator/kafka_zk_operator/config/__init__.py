@@ -57,7 +57,8 @@ Environment variables (the Helm chart sets them; every one has a default):
 ``KZO_WORKER_LIMIT``
     Resources of one kind kopf handles at once (default 1000; 0: unbounded). Each in kopf's hands
     holds its event, body and patch: a burst or a restart of 10,000 KafkaTopics unbounded was
-    10,000 at once, most of the operator's memory peak. The others wait in the watch stream.
+    10,000 at once, most of the operator's memory peak. The others wait in kopf's queue, each as
+    its raw events only.
 ``KZO_API_CONNECTIONS``
     Requests kopf may have in flight to the API server at once (default 32); its watch streams
     get their own connections on top. More waits for a free connection: each open connection
