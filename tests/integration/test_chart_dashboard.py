@@ -30,10 +30,11 @@ def helm_bin() -> Path:
 
 
 def _exported() -> set[str]:
-    """Sample names the operator exposes (counters with _total, histograms with their series)."""
+    """Sample names the operator exposes (counters with _total, histograms with their series): its
+    metric objects and its own collectors (``metrics.TOPIC_HEALTH``)."""
     names: set[str] = set()
     for value in vars(metrics).values():
-        if not isinstance(value, MetricWrapperBase):
+        if not isinstance(value, MetricWrapperBase | metrics.TopicHealthCollector):
             continue
         for family in value.describe():
             if family.type == "counter":

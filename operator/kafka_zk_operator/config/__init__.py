@@ -161,31 +161,26 @@ def _whole_number(raw: str) -> float:
     return value if math.isfinite(value) and value.is_integer() else math.nan
 
 
-def _count(env: Mapping[str, str], key: str, default: int) -> int:
-    """A whole number from 1 to 10,000."""
+def _count(
+    env: Mapping[str, str],
+    key: str,
+    default: int,
+    *,
+    lowest: int = 1,
+    highest: int = 10_000,
+    lowest_means: str = "",
+) -> int:
+    """A whole number from ``lowest`` to ``highest`` (``lowest_means``: what the lowest does)."""
     raw = env.get(key)
     if raw is None or raw.strip() == "":
         return default
     value = _whole_number(raw)
-    if 1 <= value <= 10_000:
+    if lowest <= value <= highest:
         return int(value)
+    means = f" ({lowest_means})" if lowest_means else ""
     raise SettingsError(
-        f"{key}={show(raw)} is not valid: use a whole number from 1 to 10000, "
+        f"{key}={show(raw)} is not valid: use a whole number from {lowest}{means} to {highest}, "
         f"or leave it unset for the default {default}"
-    )
-
-
-def _worker_limit(env: Mapping[str, str]) -> int:
-    """``KZO_WORKER_LIMIT``: a whole number from 0 (unbounded) to 100,000."""
-    raw = env.get("KZO_WORKER_LIMIT")
-    if raw is None or raw.strip() == "":
-        return DEFAULT_WORKER_LIMIT
-    value = _whole_number(raw)
-    if 0 <= value <= 100_000:
-        return int(value)
-    raise SettingsError(
-        f"KZO_WORKER_LIMIT={show(raw)} is not valid: use a whole number from 0 (unbounded) to 100000, "
-        f"or leave it unset for the default {DEFAULT_WORKER_LIMIT}"
     )
 
 
@@ -303,6 +298,8 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
             default_text="(no heartbeat)",
         ),
         api_connections=_count(env, "KZO_API_CONNECTIONS", 32),
-        worker_limit=_worker_limit(env),
+        worker_limit=_count(
+            env, "KZO_WORKER_LIMIT", DEFAULT_WORKER_LIMIT, lowest=0, highest=100_000, lowest_means="unbounded"
+        ),
         leader_election=_leader_election(env),
     )
