@@ -106,7 +106,7 @@ def kafkatopic_counts(operator: OperatorProcess, metric: str, label: str) -> Cou
     """One of the operator's counters of KafkaTopics by its second label: ``kzo_reconciliations_total``
     by ``result`` (``InSync``, ``Adopted`` ...), ``kzo_status_fields_patched_total`` by ``field``."""
     counts: Counter[str] = Counter()
-    for line in operator.metrics().splitlines():
+    for line in operator.metrics([metric]).splitlines():
         match = re.match(rf'{metric}\{{kind="kafkatopic",{label}="([^"]+)"\}} (\S+)', line)
         if match:
             counts[match.group(1)] = int(float(match.group(2)))

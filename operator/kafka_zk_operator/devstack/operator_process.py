@@ -9,7 +9,9 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_zk_operator.devstack.errors import StackError
@@ -78,15 +80,23 @@ class OperatorProcess:
         except OSError:
             return False
 
-    def metrics(self) -> str:
+    def metrics(self, names: Sequence[str] = ()) -> str:
+        """The metrics page; only the samples named in ``names`` when given (prometheus_client's
+        ``name[]`` filter). The whole page holds every topic's health gauges: at 10,000 topics it
+        is about 1.2 MB and costs the operator about 0.1 s of CPU to render, so a caller polling
+        it twice a second took a fifth of the operator's CPU away from what it measured."""
+        query = urllib.parse.urlencode([("name[]", name) for name in names])
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics" + (f"?{query}" if query else "")
         # A saturated operator (10,000 topics in a benchmark) answered later than 5 s.
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=60) as r:
+        with urllib.request.urlopen(url, timeout=60) as r:
             return str(r.read().decode())
 
     def metric_sum(self, prefix: str) -> float:
-        """Sum of all samples whose line starts with ``prefix`` (e.g. a counter name)."""
+        """Sum of all samples whose line starts with ``prefix``: a whole sample name (e.g. a
+        counter's ``..._total``), with the start of its labels if wanted. Only that metric is
+        scraped."""
         total = 0.0
-        for line in self.metrics().splitlines():
+        for line in self.metrics([prefix.split("{", 1)[0].strip()]).splitlines():
             if line.startswith(prefix) and not line.startswith("#"):
                 total += float(line.rsplit(" ", 1)[1])
         return total
