@@ -15,7 +15,7 @@ from kafka_zk_operator.adapters.zk import znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack.zookeeper import four_letter_word
 from kafka_zk_operator.domain import assignment
-from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS
+from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS, partition_fields
 from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
@@ -292,3 +292,52 @@ def test_a_refresh_without_zookeeper_logs_one_line(
     assert [(r.levelname, r.exc_info) for r in caplog.records] == [("WARNING", None)]
     assert unique_topic in caplog.records[0].getMessage()
     assert "ZooKeeper" in caplog.records[0].getMessage()
+
+
+def test_a_topic_tracked_from_a_current_read_is_not_read_again(
+    kafka_cluster: Any, unique_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adopting reconcile reads each topic once (issue #16): tracking it from that read sets
+    its watches since the read's zxid and refreshes it only if a znode changed meanwhile. Here
+    one topic is left alone and the other's znode is touched between the read and the tracking."""
+    client: KazooClient = kafka_cluster.zk_client()
+    _, _, patcher = _status_recorder()
+    store = ZkStore(client)
+    brokers = assignment.brokers_for_assignment(store.live_brokers(), assignment.RackAwareMode.ENFORCED)
+    quiet, touched = unique_topic, f"{unique_topic}-touched"
+    for topic in (quiet, touched):
+        store.create_topic(topic, assignment.assign_replicas_to_brokers(brokers, 2, 3), {})
+        wait_for(
+            lambda: [len(s.isr) for s in store.partition_states(topic, [0, 1]).values()] == [3, 3],  # noqa: B023
+            what="leaders with a full ISR (no state change left to come)",
+        )
+    reporter = HealthReporter(store, patcher, "test")
+    refreshed: list[str] = []
+    refresh = reporter._refresh_one
+
+    def counted(topic: str) -> None:
+        refreshed.append(topic)
+        refresh(topic)
+
+    monkeypatch.setattr(reporter, "_refresh_one", counted)
+    reporter.start()
+    try:
+        for topic, ref in ((quiet, ("ns", "quiet")), (touched, ("ns", "touched"))):
+            with reporter.reconciling(topic, ref) as written:
+                observed = store.read_topic(topic)
+                if topic == touched:
+                    data, _ = client.get(znodes_topics.topic_path(topic))
+                    client.set(znodes_topics.topic_path(topic), data)  # after the read
+                reporter.track(topic, ref, read_since=written.read_since)
+                written.status = partition_fields(observed, store.broker_ids())
+        wait_for(lambda: touched in refreshed, what="the touched topic refreshed")
+        for topic in (quiet, touched):
+            state = znodes_topics.partition_state_path(topic, 1)
+            wait_for(lambda: client._data_watchers.get(client.chroot + state), what="its partition watches")  # noqa: B023
+        time.sleep(1)  # the debounce of a refresh, had one been asked
+        assert quiet not in refreshed, "an unchanged topic is not read again"
+        assert {t for _, t, _, _ in reporter._gauge_samples()} == {quiet, touched}, "gauges for both"
+    finally:
+        reporter.stop()
+        client.stop()
+        client.close()

@@ -154,3 +154,34 @@ def test_a_discarded_watch_reports_nothing_and_leaves_nothing_in_kazoo(
     direct.set(other, b"v2")  # ZooKeeper sends events in the order of the changes
     wait_for(lambda: reports.of(other)[-1:] == [b"v2"], what="the other watch's report")
     assert reports.of(path) == [b"v1"]
+
+
+def test_a_watch_added_since_a_read_reports_only_what_changed_after_it(
+    zk: WatchedClient,  # noqa: F811
+    direct: KazooClient,
+    base: str,
+) -> None:
+    """``since``: the zxid the caller knew before reading. Znodes not modified after it are
+    reported to ``on_unchanged`` (read watches, with their data) or not at all (change watches);
+    one modified after it, or missing, is a change; later changes are reported as usual."""
+    changed, unchanged = Reports(), Reports()
+    topic, state, moved, missing = (f"{base}/{name}" for name in ("topic", "state", "moved", "missing"))
+    for path in (topic, state, moved):
+        direct.create(path, b"v1")
+    zk.client.exists(base)  # a reply brings the zxid of everything above
+    since = int(zk.client.last_zxid)
+    direct.set(moved, b"v2")  # after the caller's read
+    watches = ZnodeWatches(zk.client, changed, unchanged)
+    watches.add(topic, read=True, since=since)
+    watches.add(state, read=False, since=since)
+    watches.add(moved, read=False, since=since)
+    watches.add(missing, read=False, since=since)
+    wait_for(lambda: unchanged.of(topic) == [b"v1"], what="the unchanged read watch's data")
+    wait_for(lambda: changed.of(moved) == [None] and changed.of(missing) == [None], what="the changed and the missing")
+    wait_for(lambda: _registrations(zk.client, state) == 1, what="the unchanged change watch registered")
+    assert changed.of(topic) == [] and changed.of(state) == [] and unchanged.of(state) == []
+
+    direct.set(topic, b"v2")
+    direct.set(state, b"s2")
+    wait_for(lambda: changed.of(topic) == [b"v2"] and changed.of(state) == [None], what="later changes")
+    assert unchanged.of(topic) == [b"v1"], "only the first report can be 'unchanged'"

@@ -23,19 +23,27 @@ LIVE = {
 
 
 class FakeStore:
+    zxid: int | None = 100
+
     def read_topic(self, topic: str) -> object:
         return object()
 
     def broker_ids(self) -> set[int]:
         return {1, 2, 3}
 
-    def znode_watches(self, on_change: Any) -> FakeWatches:
+    def last_zxid(self) -> int | None:
+        return self.zxid
+
+    def znode_watches(self, on_change: Any, on_unchanged: Any = None) -> FakeWatches:
         return FakeWatches()
 
 
 class FakeWatches:
-    def add(self, path: str, *, read: bool) -> None:
-        pass
+    def __init__(self) -> None:
+        self.added: list[tuple[str, bool, int | None]] = []
+
+    def add(self, path: str, *, read: bool, since: int | None = None) -> None:
+        self.added.append((path, read, since))
 
     def discard(self, path: str) -> None:
         pass
@@ -55,7 +63,7 @@ def reporter(monkeypatch: pytest.MonkeyPatch) -> tuple[HealthReporter, list[dict
 
 def _reconcile(reporter: HealthReporter, changed: dict[str, Any]) -> None:
     with reporter.reconciling("orders", REF) as written:
-        reporter.track("orders", REF)
+        reporter.track("orders", REF, read_since=written.read_since)
         written.fields = dict(changed)
         written.status = dict(LIVE)
 
@@ -88,3 +96,61 @@ def _refreshes() -> float:
     from prometheus_client import REGISTRY
 
     return REGISTRY.get_sample_value("kzo_status_refreshes_total", {"cluster": "c"}) or 0.0
+
+
+TOPIC_PATH = "/brokers/topics/orders"
+TWO_PARTITIONS = b'{"version":1,"partitions":{"0":[1,2,3],"1":[2,3,1]}}'
+
+
+def _added(reporter: HealthReporter) -> list[tuple[str, bool, int | None]]:
+    return reporter._watches.added  # type: ignore[attr-defined, no-any-return]
+
+
+def test_an_adopted_topic_unchanged_since_its_read_is_watched_without_a_refresh(
+    reporter: tuple[HealthReporter, list[dict[str, Any]]],
+) -> None:
+    """The reconcile read the topic after zxid 100 (``FakeStore.zxid``): its watches are set
+    since then, and the unchanged topic znode only arms its partitions, with the same zxid."""
+    health_reporter, _ = reporter
+    _reconcile(health_reporter, changed={})
+    assert _added(health_reporter) == [(TOPIC_PATH, True, 100)]
+    health_reporter._on_znode_unchanged(TOPIC_PATH, TWO_PARTITIONS)
+    assert _added(health_reporter)[1:] == [
+        ("/brokers/topics/orders/partitions/0/state", False, 100),
+        ("/brokers/topics/orders/partitions/1/state", False, 100),
+    ]
+    assert health_reporter._dirty == set(), "nothing to read again"
+    assert health_reporter._gauge_samples() == [("c", "orders", 0, 0)], "gauges from the reconcile's read"
+
+
+def test_a_topic_changed_since_its_read_is_refreshed(
+    reporter: tuple[HealthReporter, list[dict[str, Any]]],
+) -> None:
+    health_reporter, _ = reporter
+    _reconcile(health_reporter, changed={})
+    health_reporter._on_znode(TOPIC_PATH, TWO_PARTITIONS)  # its arm found it modified after 100
+    assert health_reporter._dirty == {"orders"}
+    assert [since for _, _, since in _added(health_reporter)[1:]] == [None, None], "read by the refresh"
+
+
+def test_a_broker_change_after_the_read_makes_the_first_report_a_refresh(
+    reporter: tuple[HealthReporter, list[dict[str, Any]]],
+) -> None:
+    """The live brokers are in the fields the reconcile read; a change of them reported before
+    the topic was tracked did not mark it dirty, so its first report must."""
+    health_reporter, _ = reporter
+    store: FakeStore = health_reporter.store  # type: ignore[assignment]
+    store.zxid = 120
+    health_reporter._on_brokers(["1", "2"])  # seen at zxid 120, after...
+    store.zxid = 100
+    _reconcile(health_reporter, changed={})  # ... the reconcile's read since 100
+    assert _added(health_reporter) == [(TOPIC_PATH, True, None)], "reported as a change: refreshed"
+
+
+def test_without_a_known_zxid_the_topic_is_refreshed(
+    reporter: tuple[HealthReporter, list[dict[str, Any]]],
+) -> None:
+    health_reporter, _ = reporter
+    health_reporter.store.zxid = None  # type: ignore[attr-defined]
+    _reconcile(health_reporter, changed={})
+    assert _added(health_reporter) == [(TOPIC_PATH, True, None)]

@@ -217,7 +217,7 @@ def _reconcile_now(
             ):
                 health.untrack(resource.topic_name, resource.ref)
             else:
-                health.track(resource.topic_name, resource.ref)
+                health.track(resource.topic_name, resource.ref, read_since=written.read_since)
     _post(body, topics.unreported(result.events, status, resource.generation))
     outcome = result.outcome
     label = (

@@ -59,6 +59,11 @@ def _digest(fields: dict[str, Any]) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
+def _gauge_counts(fields: dict[str, Any]) -> tuple[int, int]:
+    """(under-replicated, offline) partitions, as the per-topic gauges report them."""
+    return int(fields.get("underReplicatedPartitions") or 0), int(fields.get("offlinePartitions") or 0)
+
+
 @dataclass
 class HandlerWrite:
     """A reconcile's live partition fields: those its status patch carries, and all of them as
@@ -66,6 +71,8 @@ class HandlerWrite:
 
     fields: dict[str, Any] = field(default_factory=dict)
     status: dict[str, Any] = field(default_factory=dict)
+    #: The session's last zxid before the reconcile read the topic (``None``: unknown).
+    read_since: int | None = None
 
 
 class HealthReporter:
@@ -82,7 +89,11 @@ class HealthReporter:
         self._last_sent: dict[tuple[str, ResourceRef], bytes] = {}
         #: Topic → (under-replicated, offline) partitions at its last refresh: the gauges.
         self._health: dict[str, tuple[int, int]] = {}
-        self._watches = store.znode_watches(self._on_znode)
+        self._watches = store.znode_watches(self._on_znode, self._on_znode_unchanged)
+        #: Topic → the zxid a reconcile read it after, until its partitions' watches are set.
+        self._read_since: dict[str, int] = {}
+        #: The session's last zxid when the live brokers were last reported changed.
+        self._brokers_seen_at = 0
         #: Topic → handler reconciles in progress; the topic being refreshed now; topics a
         #: refresh touched while a reconcile of them ran.
         self._reconciling: dict[str, int] = {}
@@ -110,16 +121,26 @@ class HealthReporter:
         metrics.TOPIC_HEALTH.remove(self._gauge_samples)
 
     # ------------------------------------------------------------------ tracking
-    def track(self, topic: str, ref: ResourceRef) -> None:
-        """Report ``topic``'s health into the status of ``ref`` from now on (idempotent)."""
+    def track(self, topic: str, ref: ResourceRef, *, read_since: int | None = None) -> None:
+        """Report ``topic``'s health into the status of ``ref`` from now on (idempotent).
+
+        ``read_since``: the caller read the topic after ZooKeeper's transaction ``read_since``
+        (``HandlerWrite.read_since``); when none of its znodes changed after it, the watches are
+        set without reading the topic again (an adopting operator's topics, issue #16).
+        """
         with self._lock:
             first = topic not in self._refs
             self._refs.setdefault(topic, set()).add(ref)
+            if read_since is not None and self._brokers_seen_at > read_since:
+                read_since = None  # the live brokers changed after that read (they are in its fields)
             if first:
                 self._watched_partitions[topic] = 0
+                if read_since is not None:
+                    self._read_since[topic] = read_since
         if first:
-            # Reported at once, with its partitions: their watches, then a refresh.
-            self._watches.add(znodes_topics.topic_path(topic), read=True)
+            # Reported at once, with its partitions: their watches, then a refresh (none when
+            # the caller's read is still current).
+            self._watches.add(znodes_topics.topic_path(topic), read=True, since=read_since)
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -132,6 +153,7 @@ class HealthReporter:
                 return
             del self._refs[topic]
             watched = self._watched_partitions.pop(topic, 0)
+            self._read_since.pop(topic, None)
             self._handler_writes.pop(topic, None)
             self._rechecks.pop(topic, None)
             self._health.pop(topic, None)
@@ -153,7 +175,7 @@ class HealthReporter:
         """Around a handler's read of the topic and the building of its status patch; the handler
         sets ``.fields`` of the yielded note to the live fields its patch carries and ``.status``
         to all of them as its new status has them."""
-        note = HandlerWrite()
+        note = HandlerWrite(read_since=self.store.last_zxid())
         with self._lock:
             self._reconciling[topic] = self._reconciling.get(topic, 0) + 1
             if self._refreshing == topic:
@@ -173,6 +195,9 @@ class HealthReporter:
                     # refresh has written since (its own record then stands). Without this an
                     # adopting operator rewrote every in-sync topic on its first refresh.
                     self._last_sent.setdefault((topic, ref), _digest(note.status))
+                if note.status and ref in self._refs.get(topic, ()):
+                    # The gauges of a topic no refresh has read yet (an adopted one: see track).
+                    self._health.setdefault(topic, _gauge_counts(note.status))
                 if note.fields:
                     until = self.clock() + SETTLE_S
                     self._handler_writes[topic] = (ref, dict(note.fields), until)
@@ -234,6 +259,8 @@ class HealthReporter:
         with self._lock:
             if self._stopped:
                 return False
+            # At least the zxid of the change: a topic tracked later from an older read is refreshed.
+            self._brokers_seen_at = self.store.last_zxid() or 0
             self._dirty.update(self._refs)
             self._lock.notify_all()
         return True
@@ -243,24 +270,46 @@ class HealthReporter:
         topic = znodes_topics.topic_of_path(path)
         if topic is None:
             return
-        if data is not None and path == znodes_topics.topic_path(topic):
-            try:
-                assignment = znodes_topics.TopicZNode.decode(data, path)
-            except errors.MalformedZnode:
-                assignment = None  # reported by the refresh's own read
-            if assignment is not None and assignment.partitions:
-                self._watch_partitions(topic, max(assignment.partitions) + 1)
+        if path == znodes_topics.topic_path(topic):
+            with self._lock:
+                self._read_since.pop(topic, None)  # changed since that read: refreshed below
+            if data is not None:
+                self._watch_partitions(topic, self._partition_count(topic, data, path))
         self.mark_dirty(topic)
 
-    def _watch_partitions(self, topic: str, count: int) -> None:
-        """Watch the state znodes of partitions ``0..count-1`` (partitions only grow)."""
+    def _on_znode_unchanged(self, path: str, data: bytes | None) -> None:
+        """A topic znode unchanged since the reconcile that tracked it read it: watch its
+        partitions from that zxid on; the topic is refreshed only if one of them changed."""
+        topic = znodes_topics.topic_of_path(path)
+        if topic is None or data is None:
+            return
+        with self._lock:
+            since = self._read_since.pop(topic, None)
+        count = self._partition_count(topic, data, path)
+        if since is None or count is None:
+            self.mark_dirty(topic)  # nothing to compare with: read it
+        self._watch_partitions(topic, count, since=since)
+
+    @staticmethod
+    def _partition_count(topic: str, data: bytes, path: str) -> int | None:
+        try:
+            assignment = znodes_topics.TopicZNode.decode(data, path)
+        except errors.MalformedZnode:
+            return None  # reported by the refresh's own read
+        return max(assignment.partitions) + 1 if assignment.partitions else None
+
+    def _watch_partitions(self, topic: str, count: int | None, *, since: int | None = None) -> None:
+        """Watch the state znodes of partitions ``0..count-1`` (partitions only grow); with
+        ``since``, a state znode changed after that zxid (or missing) marks the topic dirty."""
+        if count is None:
+            return
         with self._lock:
             known = self._watched_partitions.get(topic)
             if known is None or count <= known:
                 return
             self._watched_partitions[topic] = count
         for partition in range(known, count):
-            self._watches.add(znodes_topics.partition_state_path(topic, partition), read=False)
+            self._watches.add(znodes_topics.partition_state_path(topic, partition), read=False, since=since)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:
@@ -303,10 +352,7 @@ class HealthReporter:
         with self._lock:
             if topic not in self._refs:
                 return  # untracked while it was read: its gauges are gone and must stay gone
-            self._health[topic] = (
-                int(fields.get("underReplicatedPartitions") or 0),
-                int(fields.get("offlinePartitions") or 0),
-            )
+            self._health[topic] = _gauge_counts(fields)
         digest = _digest(fields)
         for ref in refs:
             self._disagrees_with_handler(topic, ref, fields)

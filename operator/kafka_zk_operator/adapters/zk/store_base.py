@@ -130,9 +130,17 @@ class StoreBase:
         """``callback`` gets the children of ``path`` now and after every change (``adapters.zk.watches``)."""
         watches.watch_children(self.client, path, callback)
 
-    def znode_watches(self, on_change: watches.ChangeCallback) -> watches.ZnodeWatches:
+    def znode_watches(
+        self, on_change: watches.ChangeCallback, on_unchanged: watches.ChangeCallback | None = None
+    ) -> watches.ZnodeWatches:
         """Data watches on many znodes of this session, reported to ``on_change`` (``adapters.zk.watches``)."""
-        return watches.ZnodeWatches(self.client, on_change)
+        return watches.ZnodeWatches(self.client, on_change, on_unchanged)
+
+    def last_zxid(self) -> int | None:
+        """The last transaction id this session has seen in a reply (``None``: none yet): every
+        read sent from now on sees at least everything up to it (``ZnodeWatches.add``'s ``since``)."""
+        zxid = int(self.client.last_zxid or 0)
+        return zxid if zxid > 0 else None
 
     def holds_kafka_cluster(self) -> bool:
         """``/brokers/ids`` exists: a broker has registered under this chroot at least once."""

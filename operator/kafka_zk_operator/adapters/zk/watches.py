@@ -14,6 +14,12 @@ touches kazoo.
 A callback runs on kazoo's threads, so it should only record that something changed and leave
 the reading to another thread.
 
+A caller that has just read a znode can add its watch ``since`` the zxid it knew before that
+read (``KazooClient.last_zxid``): a read sees every transaction up to that zxid, so when the
+znode's ``mzxid`` at arming is not past it, nothing changed between the read and the watch and
+the first report is only "unchanged" (``on_unchanged``): the caller need not read it again. A
+restarted operator adopting 10,000 topics read each one twice before (issue #16).
+
 A watch whose znode is no longer wanted ends when it next fires, and :meth:`ZnodeWatches.discard`
 also drops kazoo's record of it: a watch on the znode of a topic deleted after the operator
 stopped following it would otherwise stay in the client for the session's lifetime (issue #17).
@@ -75,12 +81,19 @@ class ZnodeWatches:
 
     ``add(path, read=True)`` reports the znode's data now and after every change;
     ``add(path, read=False)`` reports only changes (its first report is for the first change,
-    so a caller reads the znode after adding it). Never blocks: safe on kazoo's threads.
+    so a caller reads the znode after adding it). With ``since`` (a zxid the caller read the
+    znode after), the first report of an unchanged znode goes to ``on_unchanged`` instead (only for
+    ``read=True``, with its data; an unchanged ``read=False`` znode is not reported), and a znode that changed
+    since, or is missing, is reported to ``on_change`` as a change. Never blocks: safe on
+    kazoo's threads.
     """
 
-    def __init__(self, client: KazooClient, on_change: ChangeCallback) -> None:
+    def __init__(
+        self, client: KazooClient, on_change: ChangeCallback, on_unchanged: ChangeCallback | None = None
+    ) -> None:
         self._client = client
         self._on_change = on_change
+        self._on_unchanged = on_unchanged
         self._lock = threading.Lock()
         #: Path → whether its data is reported.
         self._paths: dict[str, bool] = {}
@@ -92,12 +105,12 @@ class ZnodeWatches:
         client.add_listener(self._on_state)
 
     # ------------------------------------------------------------------ API
-    def add(self, path: str, *, read: bool) -> None:
+    def add(self, path: str, *, read: bool, since: int | None = None) -> None:
         with self._lock:
             if self._stopped or path in self._paths:
                 return
             self._paths[path] = read
-        self._arm(path, read, report=read)
+        self._arm(path, read, report=read or since is not None, since=since)
 
     def discard(self, path: str) -> None:
         """Stop reporting ``path``; kazoo forgets its registration (ZooKeeper's own ends when it
@@ -129,16 +142,17 @@ class ZnodeWatches:
         with self._lock:
             return self._paths.get(path)
 
-    def _arm(self, path: str, read: bool, *, report: bool) -> Any:
-        """Send the read that registers the watch; its answer is reported if ``report``."""
+    def _arm(self, path: str, read: bool, *, report: bool, since: int | None = None) -> Any:
+        """Send the read that registers the watch; its answer is reported if ``report`` (as
+        unchanged when it was not modified after zxid ``since``)."""
         if read:
             result = self._client.get_async(path, watch=self._watcher)
         else:
             result = self._client.exists_async(path, watch=self._watcher)
-        result.rawlink(functools.partial(self._armed, path, read, report))
+        result.rawlink(functools.partial(self._armed, path, read, report, since))
         return result
 
-    def _armed(self, path: str, read: bool, report: bool, result: Any) -> None:
+    def _armed(self, path: str, read: bool, report: bool, since: int | None, result: Any) -> None:
         try:
             answer = result.get(block=False)
         except NoNodeError:
@@ -152,8 +166,15 @@ class ZnodeWatches:
         except KazooException as error:
             log.warning("could not watch ZooKeeper znode %s: %s", path, error)
             return
-        if report and self._wanted(path) is not None:
-            self._on_change(path, answer[0] if read else None)
+        if not report or self._wanted(path) is None:
+            return
+        stat = answer[1] if read else answer
+        data = answer[0] if read else None
+        if since is not None and stat is not None and stat.mzxid <= since:
+            if self._on_unchanged is not None and read:
+                self._on_unchanged(path, data)
+            return
+        self._on_change(path, data)
 
     def _appeared(self, path: str, report: bool, result: Any) -> None:
         try:
