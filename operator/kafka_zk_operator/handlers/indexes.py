@@ -57,16 +57,21 @@ RETRY_SECONDS = 5.0
 
 def feed(kind: CustomResource, event_type: str | None, body: Mapping[str, Any], memo: Any) -> None:
     """Index one event of ``kind``: its body, or its absence (``DELETED``)."""
-    uid = uid_of(body)
     for index in INDEXES[kind]:
         if event_type == "DELETED":
-            index.remove(uid)
-            continue
-        try:
-            index.update(body, memo)
-        except Exception as error:  # one malformed resource must not stop the others' indexing
-            index.remove(uid)
-            log.warning("%s: not indexed in %s: %s", "/".join(ref_of(body)), index.name, error)
+            index.remove(uid_of(body))
+        else:
+            _index(index, body, memo)
+
+
+def _index(index: ResourceIndex, body: Mapping[str, Any], memo: Any, *, listed: bool = False) -> None:
+    """One resource into one index; a resource that cannot be indexed is left out of it, with a
+    warning (one malformed resource must not stop the others' indexing)."""
+    try:
+        index.update(body, memo, listed=listed)
+    except Exception as error:
+        index.remove(uid_of(body))
+        log.warning("%s: not indexed in %s: %s", "/".join(ref_of(body)), index.name, error)
 
 
 @kopf.on.event(GROUP, VERSION, KAFKA_TOPIC.plural)
@@ -95,10 +100,7 @@ def fill(custom: client.CustomObjectsApi, namespaces: tuple[str, ...], memo: Any
         for body in list_resources(custom, kind, namespaces):
             counts[kind.kind] += 1
             for index in indexes:
-                try:
-                    index.update(body, memo, listed=True)
-                except Exception as error:
-                    log.warning("%s: not indexed in %s: %s", "/".join(ref_of(body)), index.name, error)
+                _index(index, body, memo, listed=True)
     return counts
 
 

@@ -66,7 +66,7 @@ from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
-from kafka_zk_operator.runtime.resource_index import ResourceIndex
+from kafka_zk_operator.runtime.resource_index import ResourceIndex, uid_of
 from kafka_zk_operator.service import topics
 
 KIND = kafkatopic.KIND
@@ -117,7 +117,7 @@ def unpacked_view(packed: bytes) -> View:
 
 def kafkatopic_resync_views(body: Mapping[str, Any], memo: Any) -> dict[str, bytes]:
     """uid → :func:`packed_view`."""
-    return {str(body.get("metadata", {}).get("uid", "")): packed_view(body)}
+    return {uid_of(body): packed_view(body)}
 
 
 #: uid → what a resync reads of the resource (:func:`kafkatopic_resync_views`).
