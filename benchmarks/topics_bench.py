@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 from kubernetes import client, config
+from ready_watch import ReadyWatch
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
@@ -58,20 +59,6 @@ def install_crds(api: client.ApiClient) -> None:
     for path in sorted((ROOT / "crds").glob("*.yaml")):
         ext.create_custom_resource_definition(yaml.safe_load(path.read_text()))
     time.sleep(2)
-
-
-def ready_count(custom: client.CustomObjectsApi, namespace: str) -> int:
-    items = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "kafkatopics")["items"]
-    ready = 0
-    for item in items:
-        status = item.get("status") or {}
-        if status.get("observedGeneration") != item["metadata"].get("generation"):
-            continue
-        if any(
-            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
-        ):
-            ready += 1
-    return ready
 
 
 def apiserver_mutations(api: client.ApiClient) -> Counter[str]:
@@ -202,18 +189,16 @@ def run(
             custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
 
         api_before_burst = apiserver_mutations(api)
+        ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(create, range(n)))
         applied = time.monotonic() - started
-        ready = 0
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
-        while ready < n:
-            time.sleep(max(0.5, n / 5000))  # each poll lists every resource: spare the API server
-            ready = ready_count(custom, "bench")
-            if time.monotonic() - started > 1800:
-                raise SystemExit(f"only {ready}/{n} Ready after 30 min; see {operator.log_path}")
+        if not ready_watch.wait_for(n, 1800 - applied):
+            raise SystemExit(f"only {ready_watch.count()}/{n} Ready after 30 min; see {operator.log_path}")
         all_ready = time.monotonic() - started
+        ready_watch.stop()
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         peak_rss = proc_peak_rss_mb(operator.pid)
