@@ -118,3 +118,13 @@ def test_a_cluster_without_topics_is_asked_again_at_each_create() -> None:
     assert store.topic_znode_version() == 1
     zk.topics["t1"] = _topic(3)  # the cluster's own first topic, written by a 2.8+ broker
     assert store.topic_znode_version() == 3
+
+
+def test_the_line_from_registrations_in_hand_costs_no_request() -> None:
+    """A reconcile reads the registrations once and derives the Kafka line from them."""
+    zk = FakeZk()
+    store = _store(zk)
+    registrations = store.broker_registrations()
+    before = sum(zk.requests.values())
+    assert store.cluster_line(registrations) == store.cluster_line()
+    assert sum(zk.requests.values()) == before + 1, "only the call without them checks /brokers/ids"

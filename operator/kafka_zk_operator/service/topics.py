@@ -135,7 +135,8 @@ def _managed_pass(
         desired = resource.desired
         # Observe: each znode once; the live brokers serve planning and the status alike.
         observed = store.read_topic(topic)
-        brokers = store.live_brokers()
+        registrations = store.broker_registrations()
+        brokers = [registration.broker for registration in registrations]
         done.observed, done.live_brokers = observed, frozenset(b.id for b in brokers)
         # Plan.
         # Durable ownership: appliedConfig stays through error statuses (topicId and Ready do not).
@@ -172,7 +173,7 @@ def _managed_pass(
                 else (),
                 rng=rng,
                 placer=views.placer(topic, brokers) if views is not None else None,
-                cluster_line=store.cluster_line(),
+                cluster_line=store.cluster_line(registrations),
             )
             # Apply.
             applying = True

@@ -8,7 +8,7 @@ KRaft guard and transactions that every write goes through, and the cluster's Ka
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -282,12 +282,14 @@ class StoreBase:
         """Live brokers sorted by id, with racks: the input of Kafka's replica assignment."""
         return [r.broker for r in self.broker_registrations()]
 
-    def cluster_line(self) -> kafka_lines.ClusterLine:
-        """The Kafka line whose rules every write follows (``domain.kafka_lines``).
+    def cluster_line(
+        self, registrations: Sequence[znodes_brokers.BrokerRegistration] | None = None
+    ) -> kafka_lines.ClusterLine:
+        """The Kafka line whose rules every write follows (``domain.kafka_lines``), from
+        ``registrations`` when the caller has just read them (:meth:`broker_registrations`: one
+        request less per reconcile), else from a read of its own.
 
         :raises KafkaLineMismatch: the ``kafkaVersion`` setting contradicts the registrations.
         """
-        return kafka_lines.cluster_line(self._live_registration_versions(), self.kafka_version)
-
-    def _live_registration_versions(self) -> dict[int, int]:
-        return {r.broker.id: r.version for r in self.broker_registrations()}
+        live = self.broker_registrations() if registrations is None else registrations
+        return kafka_lines.cluster_line({r.broker.id: r.version for r in live}, self.kafka_version)
