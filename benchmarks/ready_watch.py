@@ -12,7 +12,9 @@ from typing import Any
 
 from kubernetes import client, watch
 
-GROUP, VERSION, PLURAL = "kafka.zk-operator.io", "v1alpha1", "kafkatopics"
+from kafka_zk_operator.domain.crd_identity import GROUP, KAFKA_TOPIC, VERSION
+
+PLURAL = KAFKA_TOPIC.plural
 
 
 def is_ready(item: dict[str, Any]) -> bool:

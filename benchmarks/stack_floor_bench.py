@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -219,17 +220,11 @@ def run(n: int, parts: set[str], partitions: int, rf: int, via_zookeeper: bool, 
         log(
             f"N={n}: all done after {results['total_s']:.1f} s; CPU seconds used: "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items()))
-            + f" (total {sum(cpu.values()):.1f}, over {results['total_s']:.1f} s on {_cores()} cores)"
+            + f" (total {sum(cpu.values()):.1f}, over {results['total_s']:.1f} s on {os.cpu_count() or 1} cores)"
         )
         return results
     finally:
         stack.down()
-
-
-def _cores() -> int:
-    import os
-
-    return os.cpu_count() or 1
 
 
 def main() -> int:

@@ -274,7 +274,7 @@ class HealthReporter:
             with self._lock:
                 self._read_since.pop(topic, None)  # changed since that read: refreshed below
             if data is not None:
-                self._watch_partitions(topic, self._partition_count(topic, data, path))
+                self._watch_partitions(topic, self._partition_count(data, path))
         self.mark_dirty(topic)
 
     def _on_znode_unchanged(self, path: str, data: bytes | None) -> None:
@@ -285,13 +285,13 @@ class HealthReporter:
             return
         with self._lock:
             since = self._read_since.pop(topic, None)
-        count = self._partition_count(topic, data, path)
+        count = self._partition_count(data, path)
         if since is None or count is None:
             self.mark_dirty(topic)  # nothing to compare with: read it
         self._watch_partitions(topic, count, since=since)
 
     @staticmethod
-    def _partition_count(topic: str, data: bytes, path: str) -> int | None:
+    def _partition_count(data: bytes, path: str) -> int | None:
         try:
             assignment = znodes_topics.TopicZNode.decode(data, path)
         except errors.MalformedZnode:
