@@ -140,8 +140,11 @@ def test_a_kafkatopic_applied_with_kubectl_reaches_kafka_and_becomes_ready(
     wait_for(ready, timeout=120, what=f"KafkaTopic {name} to be Ready")
     kafka = KafkaView(node_cluster.cluster.bootstrap_servers)
     try:
-        described = kafka.describe(name)
-        assert described is not None, f"Kafka does not know {name}"
+        # Ready means the controller elected the leaders; the broker answering metadata learns of
+        # them from the controller's UpdateMetadata a moment later, so wait for its view.
+        described = wait_for(
+            lambda: kafka.describe(name), timeout=30, what=f"Kafka's metadata to show {name}"
+        )
         assert sorted(described) == [0, 1, 2]
         assert all(len(p["replicas"]) == 3 for p in described.values())
         assert kafka.configs(name)["retention.ms"] == "3600000"
