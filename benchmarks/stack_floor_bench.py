@@ -17,7 +17,7 @@ The same fresh stack, broker heap and CRDs as ``topics_bench.py``; the CPU secon
 component used during the run are read from ``/proc``.
 
 Usage: .venv/bin/python benchmarks/stack_floor_bench.py --topics 1000,10000 [--parts kafka,api]
-       [--via zookeeper|admin] [--rate TOPICS_PER_SECOND]
+       [--via zookeeper|admin] [--rate TOPICS_PER_SECOND] [--batch TOPICS_PER_TRANSACTION]
 """
 
 from __future__ import annotations
@@ -51,30 +51,47 @@ CREATE_CLIENTS = 8
 
 
 def write_znodes(
-    zk_connect: str, names: list[str], partitions: int, rf: int, brokers: list[int], rate: float = 0.0
+    zk_connect: str,
+    names: list[str],
+    partitions: int,
+    rf: int,
+    brokers: list[int],
+    rate: float = 0.0,
+    batch: int = 1,
 ) -> None:
-    """Each topic as one ZooKeeper transaction of its config and topic znodes, in Kafka's own
-    formats (``AdminZkClient``'s writes; topic znode v3 with a topic id), written with plain kazoo
-    (not the operator's code), 64 transactions in flight; at most ``rate`` topics a second when
-    ``rate`` is set (as they come when someone creates them one at a time)."""
+    """Each topic's config and topic znodes in one ZooKeeper transaction, in Kafka's own formats
+    (``AdminZkClient``'s writes; topic znode v3 with a topic id), written with plain kazoo (not the
+    operator's code), 64 transactions in flight; at most ``rate`` topics a second when ``rate`` is
+    set (as they come when someone creates them one at a time); ``batch`` topics share one
+    transaction (so Kafka's controller sees one change of ``/brokers/topics`` for them)."""
     zk = KazooClient(hosts=zk_connect)
     zk.start(timeout=30)
     try:
         pending: list[Any] = []
         started = time.monotonic()
+        tx = zk.transaction()
+        in_tx = 0
         for i, name in enumerate(names):
             if rate > 0:
                 time.sleep(max(0.0, started + i / rate - time.monotonic()))
-            replicas = {str(p): [brokers[(i + p + r) % len(brokers)] for r in range(rf)] for p in range(partitions)}
+            replicas = {
+                str(p): [brokers[(i + p + r) % len(brokers)] for r in range(rf)] for p in range(partitions)
+            }
             topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            tx = zk.transaction()
-            tx.create(f"/config/topics/{name}", json.dumps({"version": 1, "config": {"retention.ms": "3600000"}}).encode())
+            tx.create(
+                f"/config/topics/{name}",
+                json.dumps({"version": 1, "config": {"retention.ms": "3600000"}}).encode(),
+            )
             tx.create(
                 f"/brokers/topics/{name}",
                 json.dumps({"version": 3, "partitions": replicas, "adding_replicas": {}, "removing_replicas": {},
                             "topic_id": topic_id}).encode(),
             )  # fmt: skip
+            in_tx += 1
+            if in_tx < batch and i + 1 < len(names):
+                continue
             pending.append(tx.commit_async())
+            tx, in_tx = zk.transaction(), 0
             if len(pending) >= 64:
                 pending.pop(0).get(timeout=60)
         for result in pending:
@@ -85,7 +102,13 @@ def write_znodes(
 
 
 def create_in_kafka(
-    bootstrap: str, zk_connect: str | None, n: int, partitions: int, rf: int, rate: float = 0.0
+    bootstrap: str,
+    zk_connect: str | None,
+    n: int,
+    partitions: int,
+    rf: int,
+    rate: float = 0.0,
+    batch: int = 1,
 ) -> float:
     """Seconds until Kafka's metadata shows a leader and a full ISR for every partition of the N
     new topics. Created through ZooKeeper (``zk_connect``: :func:`write_znodes`, the operator's
@@ -111,7 +134,7 @@ def create_in_kafka(
         started = time.monotonic()
         if zk_connect is not None:
             brokers = sorted(broker["broker_id"] for broker in admin.describe_cluster()["brokers"])
-            write_znodes(zk_connect, names, partitions, rf, brokers, rate)
+            write_znodes(zk_connect, names, partitions, rf, brokers, rate, batch)
             log(f"N={n}: kafka: {n} topics written to ZooKeeper in {time.monotonic() - started:.1f} s")
         else:
             with ThreadPoolExecutor(max_workers=CREATE_CLIENTS) as pool:
@@ -147,7 +170,11 @@ def create_in_api(kubeconfig: str, n: int, partitions: int, rf: int) -> tuple[fl
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "KafkaTopic",
             "metadata": {"name": f"floor-{i:05d}"},
-            "spec": {"partitions": partitions, "replicationFactor": rf, "config": {"retention.ms": "3600000"}},
+            "spec": {
+                "partitions": partitions,
+                "replicationFactor": rf,
+                "config": {"retention.ms": "3600000"},
+            },
         }
         custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
 
@@ -163,7 +190,9 @@ def create_in_api(kubeconfig: str, n: int, partitions: int, rf: int) -> tuple[fl
                 ],
             }
         }  # fmt: skip
-        custom.patch_namespaced_custom_object_status(GROUP, VERSION, "bench", "kafkatopics", f"floor-{i:05d}", status)
+        custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, "bench", "kafkatopics", f"floor-{i:05d}", status
+        )
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(create, range(n)))
@@ -174,12 +203,16 @@ def create_in_api(kubeconfig: str, n: int, partitions: int, rf: int) -> tuple[fl
     return created, time.monotonic() - started
 
 
-def run(n: int, parts: set[str], partitions: int, rf: int, via_zookeeper: bool, rate: float) -> dict[str, Any]:
+def run(
+    n: int, parts: set[str], partitions: int, rf: int, via_zookeeper: bool, rate: float, batch: int
+) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-floor-{n}-"))
     heap = broker_heap_for(n, partitions, rf)
     log(f"N={n}: broker heap {heap}; parts: {', '.join(sorted(parts))}")
     stack = LocalStack(
-        StackSpec(broker_heap=heap), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
+        StackSpec(broker_heap=heap),
+        workdir / "stack",
+        progress=lambda m: print(f"  [stack] {m}", file=sys.stderr),
     )
     state = stack.up()
     try:
@@ -194,20 +227,28 @@ def run(n: int, parts: set[str], partitions: int, rf: int, via_zookeeper: bool, 
         def kafka_part() -> None:
             try:
                 zk_connect = state.zk_connect if via_zookeeper else None
-                results["kafka_s"] = create_in_kafka(state.bootstrap_servers, zk_connect, n, partitions, rf, rate)
+                results["kafka_s"] = create_in_kafka(
+                    state.bootstrap_servers, zk_connect, n, partitions, rf, rate, batch
+                )
                 log(f"N={n}: kafka: every partition has a leader after {results['kafka_s']:.1f} s")
             except BaseException as error:  # reported by the main thread
                 errors.append(error)
 
         def api_part() -> None:
             try:
-                results["api_create_s"], results["api_s"] = create_in_api(state.kubeconfig or "", n, partitions, rf)
+                results["api_create_s"], results["api_s"] = create_in_api(
+                    state.kubeconfig or "", n, partitions, rf
+                )
                 log(f"N={n}: api: one status patch each done after {results['api_s']:.1f} s")
             except BaseException as error:
                 errors.append(error)
 
         started = time.monotonic()
-        threads = [threading.Thread(target=part) for name, part in (("kafka", kafka_part), ("api", api_part)) if name in parts]
+        threads = [
+            threading.Thread(target=part)
+            for name, part in (("kafka", kafka_part), ("api", api_part))
+            if name in parts
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -230,7 +271,9 @@ def run(n: int, parts: set[str], partitions: int, rf: int, via_zookeeper: bool, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--topics", default="1000", help="comma-separated N values")
-    parser.add_argument("--parts", default="kafka,api", help="kafka, api or both (comma-separated; run side by side)")
+    parser.add_argument(
+        "--parts", default="kafka,api", help="kafka, api or both (comma-separated; run side by side)"
+    )
     parser.add_argument(
         "--via", choices=("zookeeper", "admin"), default="zookeeper",
         help="create the Kafka topics by writing their znodes (the operator's way) or with CreateTopics",
@@ -239,24 +282,41 @@ def main() -> int:
         "--rate", type=float, default=0.0,
         help="with --via zookeeper: write at most this many topics a second (default: all at once)",
     )  # fmt: skip
+    parser.add_argument(
+        "--batch", type=int, default=1,
+        help="with --via zookeeper: this many topics in one transaction (default: one each, as the operator writes)",
+    )  # fmt: skip
     parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--rf", type=int, default=3)
     args = parser.parse_args()
     parts = {part.strip() for part in args.parts.split(",") if part.strip()}
     if not parts or parts - {"kafka", "api"}:
         parser.error(f"--parts takes kafka, api or both, comma-separated (got {args.parts!r})")
+    if args.batch < 1:
+        parser.error(f"--batch takes a whole number of at least 1 (got {args.batch})")
     try:
         sizes = [int(n) for n in args.topics.split(",")]
     except ValueError:
         parser.error(f"--topics takes comma-separated whole numbers (got {args.topics!r})")
-    rows = [run(n, parts, args.partitions, args.rf, args.via == "zookeeper", args.rate) for n in sizes]
-    print(f"Kafka topics created via {args.via}" + (f", at most {args.rate:g} a second" if args.rate else ""))
-    print("| N | parts | Kafka: all leaders (s) | API: created (s) | API: one status patch each (s) | all done (s) | CPU s: brokers / apiserver / ZooKeeper / etcd |")
+    rows = [
+        run(n, parts, args.partitions, args.rf, args.via == "zookeeper", args.rate, args.batch) for n in sizes
+    ]
+    print(
+        f"Kafka topics created via {args.via}"
+        + (f", at most {args.rate:g} a second" if args.rate else "")
+        + (f", {args.batch} per transaction" if args.batch > 1 else "")
+    )
+    print(
+        "| N | parts | Kafka: all leaders (s) | API: created (s) | API: one status patch each (s) | all done (s) | CPU s: brokers / apiserver / ZooKeeper / etcd |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         cpu = r["cpu"]
         brokers = sum(v for k, v in cpu.items() if k.startswith("kafka"))
-        others = [sum(v for k, v in cpu.items() if k.startswith(prefix)) for prefix in ("kube-apiserver", "zookeeper", "etcd")]
+        others = [
+            sum(v for k, v in cpu.items() if k.startswith(prefix))
+            for prefix in ("kube-apiserver", "zookeeper", "etcd")
+        ]
         print(
             f"| {r['n']:,} | {args.parts} | {r.get('kafka_s', float('nan')):.1f} | {r.get('api_create_s', float('nan')):.1f} | "
             f"{r.get('api_s', float('nan')):.1f} | {r['total_s']:.1f} | {brokers:.1f} / "

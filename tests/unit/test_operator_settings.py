@@ -105,6 +105,7 @@ def test_empty_values_mean_the_defaults() -> None:
         "KZO_METRICS_PORT",
         "KZO_HEALTH_PORT",
         "KZO_CREATE_WAIT_SECONDS",
+        "KZO_CREATE_BATCH_SECONDS",
         "KZO_STATUS_HEARTBEAT_SECONDS",
         "KZO_REASSIGNMENT_POLL_SECONDS",
         "KZO_REASSIGNMENT_STUCK_SECONDS",
@@ -170,6 +171,8 @@ def test_what_the_helm_chart_renders_is_accepted(tmp_path: Path) -> None:
         ("KZO_HEALTH_PORT", "1", "health_port", 1),
         ("KZO_HEALTH_PORT", " 8081.0 ", "health_port", 8081),
         ("KZO_CREATE_WAIT_SECONDS", "0", "create_wait_seconds", 0.0),  # 0: no in-line wait
+        ("KZO_CREATE_BATCH_SECONDS", "0", "create_batch_seconds", 0.0),  # 0: each create alone
+        ("KZO_CREATE_BATCH_SECONDS", "0.5", "create_batch_seconds", 0.5),
         ("KZO_STATUS_HEARTBEAT_SECONDS", "0", "status_heartbeat_seconds", 0.0),
         ("KZO_RESYNC_SECONDS", "0.5", "resync_seconds", 0.5),
         ("KZO_NAMESPACES", " kafka , a-b ,", "namespaces", ("kafka", "a-b")),
@@ -333,6 +336,7 @@ def test_metrics_port_0_disables_but_health_port_0_is_refused() -> None:
     [
         "KZO_RESYNC_SECONDS",
         "KZO_CREATE_WAIT_SECONDS",
+        "KZO_CREATE_BATCH_SECONDS",
         "KZO_STATUS_HEARTBEAT_SECONDS",
         "KZO_REASSIGNMENT_POLL_SECONDS",
         "KZO_REASSIGNMENT_STUCK_SECONDS",

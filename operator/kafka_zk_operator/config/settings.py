@@ -52,6 +52,8 @@ class OperatorSettings:
     metrics_port: int = 9090
     health_port: int = 8080
     create_wait_seconds: float = 10.0
+    #: Creates within this window are one ZooKeeper transaction (0: each alone).
+    create_batch_seconds: float = 0.2
     #: inf: no heartbeat (lastSyncTime is written only with another status change).
     status_heartbeat_seconds: float = math.inf
     #: Concurrent requests kopf may have in flight to the API server (its watch streams come on top).

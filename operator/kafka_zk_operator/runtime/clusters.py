@@ -37,8 +37,11 @@ class ClusterRuntime:
         settings: ClusterSettings,
         patcher: StatusPatcher | None,
         leadership: LeaderElector | None = None,
+        *,
+        create_batch_seconds: float = 0.0,
     ) -> None:
         self.settings = settings
+        self._create_batch_seconds = create_batch_seconds
         self._leadership = leadership
         self.name = settings.name
         self._patcher = patcher
@@ -81,6 +84,7 @@ class ClusterRuntime:
                     client,
                     secure_acls=self.settings.zookeeper.secure_acls,
                     kafka_version=self.settings.kafka_version,
+                    create_batch_seconds=self._create_batch_seconds,
                 )
                 self._store.on_write = lambda: metrics.ZK_WRITES.labels(self.name).inc()
                 if self._leadership is not None:
@@ -140,7 +144,10 @@ class ClusterPool:
         leadership: LeaderElector | None = None,
     ) -> None:
         self.settings = settings
-        self._runtimes = {c.name: ClusterRuntime(c, patcher, leadership) for c in settings.clusters}
+        self._runtimes = {
+            c.name: ClusterRuntime(c, patcher, leadership, create_batch_seconds=settings.create_batch_seconds)
+            for c in settings.clusters
+        }
 
     def get(self, cluster: str | None) -> ClusterRuntime:
         """:raises InvalidSpec: the name is not a configured cluster."""

@@ -15,13 +15,19 @@ Rules it enforces (``shared/reference/kafka-zookeeper.md`` §12-13):
 
 Every write increments ``writes`` (one per transaction or single-znode write) so callers and the
 benchmarks can prove that a no-op resync writes nothing.
+
+With ``create_batch_seconds``, topic creates from several threads within that window are sent as
+one transaction (``adapters.zk.group_commit``): Kafka's controller then handles them as one change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kazoo.client import KazooClient
+
 from kafka_zk_operator.adapters.zk import (
+    group_commit,
     stat_probe,
     znodes_admin,
     znodes_brokers,
@@ -32,7 +38,7 @@ from kafka_zk_operator.adapters.zk.store_admin import AdminRequestStore
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
 
@@ -43,6 +49,22 @@ class ZkStore(ConfigStore, AdminRequestStore):
     from :class:`~.store_configs.ConfigStore`, :class:`~.store_admin.AdminRequestStore` and
     :class:`~.store_base.StoreBase`.
     """
+
+    def __init__(
+        self,
+        client: KazooClient,
+        *,
+        secure_acls: bool = False,
+        kafka_version: kafka_lines.KafkaLine | None = None,
+        create_batch_seconds: float = 0.0,
+    ) -> None:
+        super().__init__(client, secure_acls=secure_acls, kafka_version=kafka_version)
+        #: Sends creates that arrive within ``create_batch_seconds`` together (None: each alone).
+        self.create_batcher = (
+            group_commit.CreateBatcher(self.client.transaction, self._commit, create_batch_seconds)
+            if create_batch_seconds > 0
+            else None
+        )
 
     # ------------------------------------------------------------------ topic reads
 
@@ -185,7 +207,10 @@ class ZkStore(ConfigStore, AdminRequestStore):
             acl=self._acl(topic_path),
         )
         try:
-            self._commit(tx, [*paths, config_path, topic_path])
+            if self.create_batcher is not None:
+                self.create_batcher.create(tx, [*paths, config_path, topic_path], guards=len(paths))
+            else:
+                self._commit(tx, [*paths, config_path, topic_path])
         except errors.RequestTooLarge as too_large:
             raise _too_many_partitions(topic, len(partitions), too_large) from too_large
         except errors.ResourceConflict as conflict:  # NodeExists: someone else was faster
