@@ -19,11 +19,13 @@ from pathlib import Path
 
 import hypothesis
 import pytest
+from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.stack import BrokerInfo, LocalStack, StackSpec
 from tests.e2e.kafka_client import KafkaView
+from tests.integration.helpers import wait_for
 
 MAIN_KAFKA_VERSION = os.environ.get("KZO_TEST_KAFKA_VERSION", artifacts.DEFAULT_KAFKA_VERSION)
 
@@ -117,7 +119,37 @@ class KafkaCluster:
 def _start(spec: StackSpec, state_dir: Path) -> LocalStack:
     stack = LocalStack(spec, state_dir, progress=lambda message: print(f"[stack] {message}"))
     stack.up()
+    try:
+        _wait_for_the_controller_to_know_every_broker(KafkaCluster(stack, spec.kafka_version))
+    except BaseException:
+        stack.down()
+        raise
     return stack
+
+
+def _wait_for_the_controller_to_know_every_broker(cluster: KafkaCluster) -> None:
+    """The stack is up once every broker registered in ZooKeeper; Kafka's controller takes them
+    as live a moment later. A topic created in between gets leaders and ISRs without the broker
+    not yet known (seen on Kafka 1.1.1: replicas [2, 3], leader 3, ISR [3]). A broker's metadata
+    lists the brokers the controller told it about, so wait until it lists them all."""
+    wanted = {b.id for b in cluster.brokers}
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=20000)
+
+    def all_known() -> bool:
+        try:
+            brokers = admin.describe_cluster()["brokers"]
+        except KeyError:  # kafka-python 3.0 misreads Kafka 2.8's DescribeCluster answer: no check there
+            return True
+        return {b["broker_id"] for b in brokers} >= wanted
+
+    try:
+        wait_for(
+            all_known,
+            timeout=60,
+            what=f"Kafka's controller to know brokers {sorted(wanted)}",
+        )
+    finally:
+        admin.close()
 
 
 @pytest.fixture(scope="session")
