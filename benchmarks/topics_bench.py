@@ -173,6 +173,7 @@ def run(
         assert operator.pid is not None
         custom = client.CustomObjectsApi(api)
         cpu0 = proc_cpu_seconds(operator.pid)
+        stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
 
         def create(i: int) -> None:
@@ -201,6 +202,7 @@ def run(
         ready_watch.stop()
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
+        stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
         peak_rss = proc_peak_rss_mb(operator.pid)
         # The operator's API writes until all are Ready (the benchmark's own creates left out).
         burst_delta = apiserver_mutations(api) - api_before_burst
@@ -209,6 +211,10 @@ def run(
         log(
             f"N={n}: all Ready after {all_ready:.1f} s; {writes / n:.2f} ZooKeeper writes and "
             f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB"
+        )
+        log(
+            f"N={n}: the stack's CPU seconds until all Ready: "
+            + ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(stack_cpu.items()))
         )
         # Each topic's first resync moves its status from Created to InSync (one full read and one
         # status patch each). Once a whole period passed with no full reconcile, two full resync

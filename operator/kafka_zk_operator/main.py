@@ -47,7 +47,7 @@ def configure(
     # An Event that failed is tried twice more, not kopf's 9 times: when the API server is too
     # busy to take Events, retrying them only adds to what it cannot keep up with.
     settings.posting.default_backoffs = EVENT_BACKOFFS_S
-    settings.execution.max_workers = 16
+    settings.execution.max_workers = operator_settings.worker_threads
     memo.executor = settings.execution.executor  # for async handlers that hand work to the pool
     settings.watching.server_timeout = 300
     # The initial listing in pages: a restarted operator with 10,000 KafkaTopics otherwise held the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -94,3 +95,24 @@ def test_a_single_create_is_written_at_once_or_after_the_window(
     store.create_topic(unique_topic, {0: [1]}, {})
     assert zk.exists(f"/brokers/topics/{unique_topic}") is not None
     wait_for(lambda: kafka.describe(unique_topic), what=f"Kafka to know {unique_topic}")
+
+
+def test_waiting_for_leaders_ends_when_the_controller_elected_them(
+    zk: KazooClient, kafka: KafkaView, unique_topic: str
+) -> None:
+    store = ZkStore(zk)
+    store.create_topic(unique_topic, {0: [1, 2], 1: [2, 3], 2: [3, 1]}, {})
+    assert store.wait_for_leaders(unique_topic, 3, timeout=30)
+    described = kafka.describe(unique_topic) or wait_for(functools.partial(_led, kafka, unique_topic))
+    assert sorted(p["leader"] for p in described.values()) == [1, 2, 3]
+
+
+def test_waiting_for_leaders_gives_up_after_the_timeout_when_no_replica_is_alive(
+    zk: KazooClient, unique_topic: str
+) -> None:
+    store = ZkStore(zk)
+    store.create_topic(unique_topic, {0: [1], 1: [77]}, {})  # broker 77 does not exist
+    started = time.monotonic()
+    assert not store.wait_for_leaders(unique_topic, 2, timeout=2)
+    assert 2 <= time.monotonic() - started < 10
+    store.mark_topic_for_deletion(unique_topic)

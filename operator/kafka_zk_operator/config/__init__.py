@@ -63,6 +63,9 @@ Environment variables (the Helm chart sets them; every one has a default):
     holds its event, body and patch: a burst or a restart of 10,000 KafkaTopics unbounded was
     10,000 at once, most of the operator's memory peak. The others wait in kopf's queue, each as
     its raw events only.
+``KZO_WORKER_THREADS``
+    Threads that run the handlers' blocking work: ZooKeeper reads and writes, and the waits of a
+    create (for the other creates of its transaction, for its partitions' leaders) (default 16).
 ``KZO_API_CONNECTIONS``
     Requests kopf may have in flight to the API server at once (default 32); its watch streams
     get their own connections on top. More waits for a free connection: each open connection
@@ -303,6 +306,7 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
             default_text="(no heartbeat)",
         ),
         api_connections=_count(env, "KZO_API_CONNECTIONS", 32),
+        worker_threads=_count(env, "KZO_WORKER_THREADS", 16, highest=1024),
         worker_limit=_count(
             env, "KZO_WORKER_LIMIT", DEFAULT_WORKER_LIMIT, lowest=0, highest=100_000, lowest_means="unbounded"
         ),

@@ -58,6 +58,8 @@ class OperatorSettings:
     status_heartbeat_seconds: float = math.inf
     #: Concurrent requests kopf may have in flight to the API server (its watch streams come on top).
     api_connections: int = 32
+    #: Threads of kopf's pool for the blocking work of handlers (``KZO_WORKER_THREADS``).
+    worker_threads: int = 16
     #: Resources of one kind kopf handles at once (0: unbounded; ``KZO_WORKER_LIMIT``).
     worker_limit: int = DEFAULT_WORKER_LIMIT
     #: None: leader election is off (one replica).

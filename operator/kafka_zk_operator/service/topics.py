@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import random
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -183,7 +182,7 @@ def _managed_pass(
         desired_config = topic_config.without_operator_owned(desired.config)
         done.applied_config = [f"{key}={value}" for key, value in sorted(desired_config.items())]
         if plan.create is not None:
-            _wait_for_leaders(store, topic, desired.partitions, policies.create_wait_seconds)
+            store.wait_for_leaders(topic, desired.partitions, policies.create_wait_seconds)
         if plan.actions:
             done.observed = store.read_topic(topic)  # the writes changed it
     except errors.KzoError as error:
@@ -279,15 +278,6 @@ def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
             raise errors.VersionConflict(f"topic {topic!r} disappeared while adding partitions")
         expected = Versioned(observed.assignment, observed.assignment_version)
         store.add_partitions(topic, plan.grow.new_assignment, expected=expected)
-
-
-def _wait_for_leaders(store: ZkStore, topic: str, partitions: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        states = store.partition_states(topic, range(partitions))
-        if len(states) == partitions and all(s.leader >= 0 for s in states.values()):
-            return
-        time.sleep(0.2)
 
 
 def _balanced_views(

@@ -22,10 +22,13 @@ one transaction (``adapters.zk.group_commit``): Kafka's controller then handles 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Mapping, Sequence
 
 from kazoo.client import KazooClient
 
+from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import (
     group_commit,
     stat_probe,
@@ -88,6 +91,37 @@ class ZkStore(ConfigStore, AdminRequestStore):
                     got[0], path, zk_version=got[1].version
                 )
         return states
+
+    def wait_for_leaders(self, topic: str, partitions: int, timeout: float) -> bool:
+        """Wait until the state znode of each of the first ``partitions`` partitions names a leader;
+        False if one does not within ``timeout`` seconds.
+
+        Waits on a one-shot ZooKeeper watch of the partition that has no leader yet, armed only
+        then (it fires when the controller creates or changes that state znode), instead of
+        reading every partition again and again: with thousands of creates in flight the polling
+        itself was hundreds of reads a second.
+        """
+        deadline = time.monotonic() + timeout
+        for partition in range(partitions):
+            path = znodes_topics.PartitionStateZNode.path(topic, partition)
+            while not self._has_leader(path):
+                changed = threading.Event()
+                with zk_errors.mapped(self.client, path):
+                    self.client.exists(path, watch=lambda _event, changed=changed: changed.set())
+                if self._has_leader(path):  # elected before the watch was armed
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0 or not changed.wait(left):
+                    return False
+        return True
+
+    def _has_leader(self, state_path: str) -> bool:
+        got = self._get(state_path)
+        return (
+            got is not None
+            and znodes_topics.PartitionStateZNode.decode(got[0], state_path, zk_version=got[1].version).leader
+            >= 0
+        )
 
     def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
         """Everything ZooKeeper holds for the topic name, each znode read once, with the versions
