@@ -106,6 +106,7 @@ def test_empty_values_mean_the_defaults() -> None:
         "KZO_HEALTH_PORT",
         "KZO_CREATE_WAIT_SECONDS",
         "KZO_CREATE_BATCH_SECONDS",
+        "KZO_WORKER_THREADS",
         "KZO_STATUS_HEARTBEAT_SECONDS",
         "KZO_REASSIGNMENT_POLL_SECONDS",
         "KZO_REASSIGNMENT_STUCK_SECONDS",
@@ -173,6 +174,8 @@ def test_what_the_helm_chart_renders_is_accepted(tmp_path: Path) -> None:
         ("KZO_CREATE_WAIT_SECONDS", "0", "create_wait_seconds", 0.0),  # 0: no in-line wait
         ("KZO_CREATE_BATCH_SECONDS", "0", "create_batch_seconds", 0.0),  # 0: each create alone
         ("KZO_CREATE_BATCH_SECONDS", "0.5", "create_batch_seconds", 0.5),
+        ("KZO_WORKER_THREADS", "64", "worker_threads", 64),
+        ("KZO_WORKER_THREADS", "1", "worker_threads", 1),
         ("KZO_STATUS_HEARTBEAT_SECONDS", "0", "status_heartbeat_seconds", 0.0),
         ("KZO_RESYNC_SECONDS", "0.5", "resync_seconds", 0.5),
         ("KZO_NAMESPACES", " kafka , a-b ,", "namespaces", ("kafka", "a-b")),
@@ -560,6 +563,13 @@ def test_api_connections_default_and_override() -> None:
 def test_api_connections_must_be_a_whole_number_from_1(value: str) -> None:
     message = _error(_zk(KZO_API_CONNECTIONS=value))
     assert message.startswith(f"KZO_API_CONNECTIONS={value!r} is not valid: use a whole number from 1")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "2.5", "many", "1025"])
+def test_worker_threads_must_be_a_whole_number_from_1_to_1024(value: str) -> None:
+    assert load(_zk()).worker_threads == 16
+    message = _error(_zk(KZO_WORKER_THREADS=value))
+    assert message.startswith(f"KZO_WORKER_THREADS={value!r} is not valid: use a whole number from 1 to 1024")
 
 
 def test_worker_limit_default_unbounded_and_override() -> None:
