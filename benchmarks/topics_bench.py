@@ -11,7 +11,7 @@ operator CPU per period; then a fresh operator's adoption of the N topics: the t
 has reconciled each once, and its writes (must be 0).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
-       [--operator-env KEY=VALUE ...] [--profile-noop DIR]
+       [--operator-env KEY=VALUE ...] [--profile-noop DIR] [--profile-burst DIR] [--burst-only]
 """
 
 from __future__ import annotations
@@ -126,10 +126,12 @@ def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     return f"{max(512, 512 + 128 * ((replicas_per_broker - 3000 + 999) // 1000))}m"
 
 
-def start_profile(pid: int, seconds: int | None, out: Path) -> subprocess.Popen[bytes] | None:
+def start_profile(
+    pid: int, seconds: int | None, out: Path, *, idle: bool = False
+) -> subprocess.Popen[bytes] | None:
     """py-spy sampling the operator (collapsed stacks, threads apart) for ``seconds`` (``None``:
-    until SIGINT); ``None`` without py-spy (``pip install py-spy``: a profiler, not a dependency
-    of the project)."""
+    until SIGINT); ``idle``: waiting threads too, to see where the wall time goes. ``None``
+    without py-spy (``pip install py-spy``: a profiler, not a dependency of the project)."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
         log("py-spy not found: no profile (pip install py-spy)")
@@ -138,6 +140,8 @@ def start_profile(pid: int, seconds: int | None, out: Path) -> subprocess.Popen[
                "--nonblocking", "--output", str(out)]  # fmt: skip
     if seconds is not None:
         command += ["--duration", str(seconds)]
+    if idle:
+        command.append("--idle")
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -149,7 +153,10 @@ def run(
     operator_env: dict[str, str],
     broker_heap: str | None,
     profile_dir: Path | None = None,
-) -> dict[str, Any]:
+    *,
+    burst_profile_dir: Path | None = None,
+    burst_only: bool = False,
+) -> dict[str, Any] | None:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
     heap = broker_heap or broker_heap_for(n, partitions, rf)
     log(f"N={n}: broker heap {heap}")
@@ -191,6 +198,8 @@ def run(
 
         api_before_burst = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
+        burst_profile = burst_profile_dir / f"burst-{n}.txt" if burst_profile_dir else None
+        burst_profiler = start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(create, range(n)))
@@ -200,6 +209,10 @@ def run(
             raise SystemExit(f"only {ready_watch.count()}/{n} Ready after 30 min; see {operator.log_path}")
         all_ready = time.monotonic() - started
         ready_watch.stop()
+        if burst_profiler is not None:
+            burst_profiler.send_signal(signal.SIGINT)
+            burst_profiler.wait(timeout=60)
+            log(f"N={n}: burst profile (py-spy with idle threads, collapsed stacks): {burst_profile}")
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
@@ -216,6 +229,8 @@ def run(
             f"N={n}: the stack's CPU seconds until all Ready: "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(stack_cpu.items()))
         )
+        if burst_only:
+            return None
         # Each topic's first resync moves its status from Created to InSync (one full read and one
         # status patch each). Once a whole period passed with no full reconcile, two full resync
         # periods (plus margin) with nothing to do must write nothing, and the CPU the operator
@@ -338,14 +353,40 @@ def main() -> int:
         metavar="DIR",
         help="sample the operator with py-spy in the no-op window and the adoption; collapsed stacks in DIR",
     )
+    parser.add_argument(
+        "--profile-burst",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="sample the operator with py-spy, waiting threads too, from the first create until all Ready",
+    )
+    parser.add_argument(
+        "--burst-only",
+        action="store_true",
+        help="stop once all are Ready (the burst's figures only: no no-op window, no adoption)",
+    )
     args = parser.parse_args()
-    if args.profile_noop is not None:
-        args.profile_noop.mkdir(parents=True, exist_ok=True)
+    for directory in (args.profile_noop, args.profile_burst):
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
     operator_env = dict(item.split("=", 1) for item in args.operator_env)
-    rows = [
-        run(int(n), args.partitions, args.rf, args.resync, operator_env, args.broker_heap, args.profile_noop)
+    results = [
+        run(
+            int(n),
+            args.partitions,
+            args.rf,
+            args.resync,
+            operator_env,
+            args.broker_heap,
+            args.profile_noop,
+            burst_profile_dir=args.profile_burst,
+            burst_only=args.burst_only,
+        )
         for n in args.topics.split(",")
     ]
+    rows = [row for row in results if row is not None]
+    if not rows:
+        return 0
     header = (
         "N",
         "apply (s)",
