@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from kafka import KafkaProducer
@@ -286,3 +288,42 @@ def test_nothing_is_written_when_the_cluster_migrates_to_kraft(kafka_cluster: Ka
     finally:
         client.stop()
         client.close()
+
+
+@pytest.mark.parametrize("expected_partitions", [0, 1, 3, 5])
+def test_reads_sent_ahead_find_what_reads_one_at_a_time_find(
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str, expected_partitions: int
+) -> None:
+    """A topic read with its reads sent together (whatever partition count the caller expects:
+    none, too few, right, too many) is the topic read one znode at a time, leaders and ISR that
+    Kafka's controller wrote included; and Kafka's own client sees the same partitions."""
+    _create_and_wait(kafka_cluster, unique_topic, partitions=3)
+    store = ZkStore(zk)
+    wait_for(  # settled: no ISR change between the two reads compared below
+        lambda: all(len(s.isr) == 3 for s in store.partition_states(unique_topic, range(3)).values()),
+        what=f"full ISR for {unique_topic}",
+    )
+
+    class _OneAtATime(ZkStore):
+        def reading_ahead(self, *reads: object) -> Any:  # nothing sent ahead
+            return contextlib.nullcontext()
+
+    alone = _OneAtATime(zk).read_topic(unique_topic)
+    together = store.read_topic(unique_topic, expected_partitions=expected_partitions)
+    assert together == alone
+    assert sorted(together.partition_states) == [0, 1, 2]
+    assert all(state.leader >= 0 and state.isr for state in together.partition_states.values())
+    leaders = {p: s.leader for p, s in together.partition_states.items()}
+    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000)
+    try:  # the broker answering learns of the leaders a moment after ZooKeeper holds them
+        wait_for(
+            lambda: {
+                p["partition_index"]: p["leader_id"] for p in admin.describe_topics([unique_topic])[0]["partitions"]
+            }
+            == leaders,
+            what=f"Kafka's metadata showing the leaders of {unique_topic}",
+        )
+    finally:
+        admin.close()
+    missing = store.read_topic(unique_topic + "-none", expected_partitions=expected_partitions)
+    assert missing.assignment is None and missing.partition_states == {}

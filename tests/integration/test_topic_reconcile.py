@@ -80,11 +80,11 @@ class _ReadFailsAfterCreate(ZkStore):
         super().create_topic(*args, **kwargs)
         self.created = True
 
-    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
+    def read_topic(self, topic: str, *, with_states: bool = True, expected_partitions: int = 0) -> ObservedTopic:
         if self.created:
             self.created = False
             raise errors.ClusterUnavailable("lost the ZooKeeper connection (injected)")
-        return super().read_topic(topic, with_states=with_states)
+        return super().read_topic(topic, with_states=with_states, expected_partitions=expected_partitions)
 
 
 def test_a_topic_created_before_a_later_step_failed_is_owned_by_the_resource(
@@ -107,9 +107,9 @@ class _CountingStore(ZkStore):
         super().__init__(client)
         self.reads: Counter[str] = Counter()
 
-    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
+    def read_topic(self, topic: str, *, with_states: bool = True, expected_partitions: int = 0) -> ObservedTopic:
         self.reads["topic"] += 1
-        return super().read_topic(topic, with_states=with_states)
+        return super().read_topic(topic, with_states=with_states, expected_partitions=expected_partitions)
 
     def _children(self, path: str) -> list[str]:
         self.reads[path] += 1

@@ -133,8 +133,11 @@ def _managed_pass(
             raise resource.spec_error or errors.InvalidSpec(f"the spec of topic '{topic}' could not be read")
         desired = resource.desired
         # Observe: each znode once; the live brokers serve planning and the status alike.
-        observed = store.read_topic(topic)
-        registrations = store.broker_registrations()
+        # The partition count last reported: right, the topic's reads take one round trip.
+        last_count = previous_status.get("partitions")
+        observed, registrations = store.read_topic_and_brokers(
+            topic, expected_partitions=last_count if isinstance(last_count, int) else 0
+        )
         brokers = [registration.broker for registration in registrations]
         done.observed, done.live_brokers = observed, frozenset(b.id for b in brokers)
         # Plan.

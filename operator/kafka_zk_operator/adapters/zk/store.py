@@ -38,6 +38,7 @@ from kafka_zk_operator.adapters.zk import (
     znodes_topics,
 )
 from kafka_zk_operator.adapters.zk.store_admin import AdminRequestStore
+from kafka_zk_operator.adapters.zk.store_base import ReadAhead
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
@@ -82,14 +83,16 @@ class ZkStore(ConfigStore, AdminRequestStore):
         return Versioned(znodes_topics.TopicZNode.decode(got[0], path), got[1].version)
 
     def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
+        """The state znodes of ``partitions`` that exist, all asked in one round trip."""
+        paths = {partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions}
         states: dict[int, model.PartitionState] = {}
-        for partition in partitions:
-            path = znodes_topics.PartitionStateZNode.path(topic, partition)
-            got = self._get(path)
-            if got is not None:
-                states[partition] = znodes_topics.PartitionStateZNode.decode(
-                    got[0], path, zk_version=got[1].version
-                )
+        with self.reading_ahead(*(("get", path) for path in paths.values())):
+            for partition, path in paths.items():
+                got = self._get(path)
+                if got is not None:
+                    states[partition] = znodes_topics.PartitionStateZNode.decode(
+                        got[0], path, zk_version=got[1].version
+                    )
         return states
 
     def wait_for_leaders(self, topic: str, partitions: int, timeout: float) -> bool:
@@ -104,11 +107,13 @@ class ZkStore(ConfigStore, AdminRequestStore):
         deadline = time.monotonic() + timeout
         for partition in range(partitions):
             path = znodes_topics.PartitionStateZNode.path(topic, partition)
-            while not self._has_leader(path):
+            while True:
                 changed = threading.Event()
+                # The watch and the read in one round trip: the watch is armed before the read is
+                # answered, so an election after the read still wakes this thread.
                 with zk_errors.mapped(self.client, path):
-                    self.client.exists(path, watch=lambda _event, changed=changed: changed.set())
-                if self._has_leader(path):  # elected before the watch was armed
+                    self.client.exists_async(path, watch=lambda _event, changed=changed: changed.set())
+                if self._has_leader(path):
                     break
                 left = deadline - time.monotonic()
                 if left <= 0 or not changed.wait(left):
@@ -123,7 +128,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
             >= 0
         )
 
-    def read_topic(self, topic: str, *, with_states: bool = True) -> ObservedTopic:
+    def read_topic(
+        self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
+    ) -> ObservedTopic:
         """Everything ZooKeeper holds for the topic name, each znode read once, with the versions
         the conditional writes need (a config write is given ``config_version``).
 
@@ -132,25 +139,51 @@ class ZkStore(ConfigStore, AdminRequestStore):
         ``reassignment_note``) and its partition ``state`` znodes (unless ``with_states`` is
         False), then its config and deletion marker. A name with no znode at all gives an
         ``ObservedTopic`` with no assignment, an empty config and no marker.
+
+        Two round trips: the topic's own znodes, then what its partition count says to read; one
+        when ``expected_partitions`` (the count the caller last saw, e.g. in the resource's
+        status) is right, since those reads then go out with the first.
         """
-        assignment = self.read_assignment(topic)
-        moving, problem = self.maybe_in_reassignment(topic) if assignment is not None else (False, None)
-        states = (
-            self.partition_states(topic, sorted(assignment.value.partitions))
-            if assignment is not None and with_states
-            else {}
-        )
-        config = self.read_topic_config(topic)
+        topic_path = znodes_topics.TopicZNode.path(topic)
+        config_path = znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, topic)
+        marker_path = znodes_admin.delete_topic_path(topic)
+        expected: tuple[ReadAhead, ...] = ()
+        if expected_partitions > 0 and with_states:
+            expected = (
+                ("get", znodes_admin.REASSIGN_PARTITIONS_PATH),
+                *(("get", znodes_topics.PartitionStateZNode.path(topic, p)) for p in range(expected_partitions)),
+            )
+        with self.reading_ahead(("get", topic_path), ("get", config_path), ("exists", marker_path), *expected):
+            assignment = self.read_assignment(topic)
+            with self.reading_ahead(
+                *((("get", znodes_admin.REASSIGN_PARTITIONS_PATH),) if assignment is not None else ())
+            ):
+                moving, problem = self.maybe_in_reassignment(topic) if assignment is not None else (False, None)
+                states = (
+                    self.partition_states(topic, sorted(assignment.value.partitions))
+                    if assignment is not None and with_states
+                    else {}
+                )
+            config = self.read_topic_config(topic)
+            marked = self.is_marked_for_deletion(topic)
         return ObservedTopic(
             assignment=assignment.value if assignment is not None else None,
             config=config.value if config is not None else {},
-            marked_for_deletion=self.is_marked_for_deletion(topic),
+            marked_for_deletion=marked,
             in_reassignment=moving,
             reassignment_note=problem,
             partition_states=states,
             config_version=config.version if config is not None else None,
             assignment_version=assignment.version if assignment is not None else None,
         )
+
+    def read_topic_and_brokers(
+        self, topic: str, *, expected_partitions: int = 0
+    ) -> tuple[ObservedTopic, list[znodes_brokers.BrokerRegistration]]:
+        """:meth:`read_topic` and :meth:`broker_registrations`, their first reads in one round trip."""
+        with self.reading_ahead(("exists", znodes_brokers.BROKER_IDS_PATH)):
+            observed = self.read_topic(topic, expected_partitions=expected_partitions)
+            return observed, self.broker_registrations()
 
     def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
         """Every znode a reconcile of ``topic`` reads (``read_topic`` for a topic of ``partitions``
@@ -217,20 +250,27 @@ class ZkStore(ConfigStore, AdminRequestStore):
         :raises TopicBeingDeleted: a deletion of that name is still in progress.
         :raises RequestTooLarge: too many partitions for one ZooKeeper request (nothing is sent).
         """
-        tx, paths = self._transaction()
-        if self.is_marked_for_deletion(topic):
-            raise errors.TopicBeingDeleted(
-                f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
-                "Kafka has removed it"
-            )
-        version = znode_version if znode_version is not None else self.topic_znode_version()
+        topic_path = znodes_topics.TopicZNode.path(topic)
+        config_path = znodes_config.ConfigEntityZNode.path("topics", topic)
+        # Every read before the write in one round trip (the guard's epoch first, as alone).
+        with self.reading_ahead(
+            *self.guard_reads(),
+            ("exists", znodes_admin.delete_topic_path(topic)),
+            ("get", config_path),
+            ("exists", znodes_brokers.BROKER_IDS_PATH),
+        ):
+            tx, paths = self._transaction()
+            if self.is_marked_for_deletion(topic):
+                raise errors.TopicBeingDeleted(
+                    f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
+                    "Kafka has removed it"
+                )
+            existing_config = self._get(config_path)
+            version = znode_version if znode_version is not None else self.topic_znode_version()
         assignment = model.TopicAssignment(
             partitions={p: tuple(r) for p, r in partitions.items()}, version=version
         )
-        topic_path = znodes_topics.TopicZNode.path(topic)
-        config_path = znodes_config.ConfigEntityZNode.path("topics", topic)
         config_data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
-        existing_config = self._get(config_path)
         if existing_config is None:
             tx.create(config_path, config_data, acl=self._acl(config_path))
         else:  # a leftover config without a topic (e.g. an interrupted create): replace it, versioned

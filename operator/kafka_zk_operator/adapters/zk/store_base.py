@@ -7,15 +7,16 @@ KRaft guard and transactions that every write goes through, and the cluster's Ka
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.serialization import Transaction
-from kazoo.protocol.states import ZnodeStat
+from kazoo.protocol.states import KazooState, ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_brokers, znodes_cluster
@@ -23,6 +24,9 @@ from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 
 T = TypeVar("T")
+
+#: A read sent ahead (:meth:`StoreBase.reading_ahead`): ``get`` (data and stat) or ``exists`` (stat).
+ReadAhead = tuple[Literal["get", "exists"], str]
 
 #: The longest request a ZooKeeper server accepts: its ``jute.maxbuffer`` default (0xfffff bytes).
 #: It closes the connection of a client that sends a longer one ("Len error"), without an answer:
@@ -92,6 +96,8 @@ class StoreBase:
         self._recent_zxid = stat_probe.RecentZxid(client)
         #: Called when a transaction failed on the fence (another replica claimed it).
         self.on_fenced: Callable[[str], None] | None = None
+        #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
+        self._ahead = threading.local()
 
     # ------------------------------------------------------------------ helpers
 
@@ -101,17 +107,65 @@ class StoreBase:
         if self.on_write is not None:
             self.on_write()
 
+    @contextlib.contextmanager
+    def reading_ahead(self, *reads: ReadAhead) -> Iterator[None]:
+        """Send ``reads`` now, all before any answer is awaited, so that they cost one round
+        trip together instead of one each; within the block, this thread's ``_get``, ``_exists``
+        and ``_stat`` of those paths take the answers instead of asking again (each answer once;
+        a read not sent ahead is asked as usual).
+
+        A reconcile's reads are a dozen small requests whose latency, not their work, held the
+        worker threads during a burst. ZooKeeper answers one session's requests in the order they
+        were sent, so reads sent ahead are still done in the order given. A read that fails raises
+        where it is taken, as it would have alone; one never taken is dropped with the block.
+        """
+        answers: dict[ReadAhead, Any] | None = getattr(self._ahead, "answers", None)
+        outermost = answers is None
+        if answers is None:
+            answers = self._ahead.answers = {}
+        added: list[ReadAhead] = []
+        if self.client.state == KazooState.CONNECTED:  # else each read reports it where taken
+            try:
+                for read in reads:
+                    if read not in answers:
+                        kind, path = read
+                        answers[read] = (
+                            self.client.get_async(path) if kind == "get" else self.client.exists_async(path)
+                        )
+                        added.append(read)
+            except KazooException:
+                pass  # the connection closed meanwhile: the reads ask alone (and report it)
+        try:
+            yield
+        finally:
+            if outermost:
+                self._ahead.answers = None
+            else:  # an inner block: what it sent and nobody took goes with it
+                for read in added:
+                    answers.pop(read, None)
+
+    def _sent_ahead(self, read: ReadAhead) -> Any:
+        """The pending answer of ``read`` if it was sent ahead in this thread (taken: used once)."""
+        answers: dict[ReadAhead, Any] | None = getattr(self._ahead, "answers", None)
+        return None if not answers else answers.pop(read, None)
+
     def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        ahead = self._sent_ahead(("get", path))
         with zk_errors.mapped(self.client, path):
             try:
-                data, stat = self.client.get(path)
+                data, stat = ahead.get() if ahead is not None else self.client.get(path)
             except NoNodeError:
                 return None
         return data, stat
 
-    def _exists(self, path: str) -> bool:
+    def _stat(self, path: str) -> ZnodeStat | None:
+        ahead = self._sent_ahead(("exists", path))
         with zk_errors.mapped(self.client, path):
-            return self.client.exists(path) is not None
+            stat: ZnodeStat | None = ahead.get() if ahead is not None else self.client.exists(path)
+        return stat
+
+    def _exists(self, path: str) -> bool:
+        return self._stat(path) is not None
 
     def _children(self, path: str) -> list[str]:
         with zk_errors.mapped(self.client, path):
@@ -158,6 +212,19 @@ class StoreBase:
         config writer checks ``/controller``'s version instead; the epoch also moves when an
         ephemeral ``/controller`` is re-created at version 0 and while no controller is registered.
         """
+        with self.reading_ahead(*self.guard_reads()):
+            return self._ensure_writable()
+
+    @staticmethod
+    def guard_reads() -> tuple[ReadAhead, ...]:
+        """The reads of :meth:`ensure_writable`, in its order (the epoch first), to send ahead."""
+        return (
+            ("get", znodes_cluster.CONTROLLER_EPOCH_PATH),
+            ("exists", znodes_cluster.MIGRATION_PATH),
+            ("get", znodes_cluster.CONTROLLER_PATH),
+        )
+
+    def _ensure_writable(self) -> int | None:
         epoch = self._get(znodes_cluster.CONTROLLER_EPOCH_PATH)
         if self._exists(znodes_cluster.MIGRATION_PATH):
             raise errors.KRaftMigrationDetected(
@@ -260,8 +327,7 @@ class StoreBase:
         list and a read per broker.
         """
         path = znodes_brokers.BROKER_IDS_PATH
-        with zk_errors.mapped(self.client, path):
-            stat = self.client.exists(path)
+        stat = self._stat(path)
         if stat is None:
             return []
         cached = self._registrations
