@@ -186,8 +186,8 @@ def _managed_pass(
         done.applied_config = [f"{key}={value}" for key, value in sorted(desired_config.items())]
         if plan.create is not None:
             store.wait_for_leaders(topic, desired.partitions, policies.create_wait_seconds)
-        if plan.actions:
-            done.observed = store.read_topic(topic)  # the writes changed it
+        if plan.actions:  # the writes changed it; its partition count is now the desired one
+            done.observed = store.read_topic(topic, expected_partitions=desired.partitions)
     except errors.KzoError as error:
         done.outcome, done.events = error, [_warning(error)]
         if isinstance(error, errors.ClusterUnavailable):
