@@ -41,11 +41,15 @@ def plot(rows: list[dict[str, str]], out: Path) -> None:
     for row in rows:
         series[f"{row['date']} ({row['code']})"].append(row)
     figure, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    # One colour per run, also past the default cycle's ten (tab20 has twenty).
+    colours = {label: plt.get_cmap("tab20")(i % 20) for i, label in enumerate(series)}
     for ax, (column, title, unit, target) in zip(axes.flat, PANELS, strict=True):
         for label, points in series.items():
             points = sorted(points, key=lambda r: int(r["n"]))
             xs = [int(r["n"]) for r in points]
-            line = ax.plot(xs, [float(r[column]) for r in points], marker="o", label=label)[0]
+            line = ax.plot(
+                xs, [float(r[column]) for r in points], marker="o", label=label, color=colours[label]
+            )[0]
             if column == "peak_rss_mb":
                 adoption = [float(r["adopt_peak_rss_mb"]) for r in points]
                 ax.plot(xs, adoption, marker=".", linestyle=":", color=line.get_color())
