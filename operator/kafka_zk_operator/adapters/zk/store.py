@@ -134,10 +134,10 @@ class ZkStore(ConfigStore, AdminRequestStore):
         """Everything ZooKeeper holds for the topic name, each znode read once, with the versions
         the conditional writes need (a config write is given ``config_version``).
 
-        The topic znode, then for an existing topic whether it is in
-        ``/admin/reassign_partitions`` (an unparseable one counts as yes, with the reason in
-        ``reassignment_note``) and its partition ``state`` znodes (unless ``with_states`` is
-        False), then its config and deletion marker. A name with no znode at all gives an
+        The topic znode, its config and its deletion marker, then for an existing topic whether
+        it is in ``/admin/reassign_partitions`` (an unparseable one counts as yes, with the reason
+        in ``reassignment_note``) and its partition ``state`` znodes (unless ``with_states`` is
+        False), ZooKeeper reading them in that order. A name with no znode at all gives an
         ``ObservedTopic`` with no assignment, an empty config and no marker.
 
         Two round trips: the topic's own znodes, then what its partition count says to read; one
