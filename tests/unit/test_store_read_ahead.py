@@ -23,10 +23,14 @@ def _stat(version: int = 0) -> ZnodeStat:
 class _Answer:
     """A kazoo IAsyncResult that is already answered."""
 
-    def __init__(self, value: Any = None, error: Exception | None = None) -> None:
-        self.value, self.error = value, error
+    def __init__(
+        self, value: Any = None, error: Exception | None = None, on_taken: Any = None
+    ) -> None:
+        self.value, self.error, self.on_taken = value, error, on_taken
 
     def get(self) -> Any:
+        if self.on_taken is not None:
+            self.on_taken()
         if self.error is not None:
             raise self.error
         return self.value
@@ -42,6 +46,8 @@ class FakeZk:
         self.znodes = dict(znodes)
         self.refused = refused
         self.sent: list[tuple[str, str, str]] = []
+        #: Sends and waits in the order they happened: a wait between two sends is a round trip.
+        self.timeline: list[str] = []
 
     def _get(self, path: str) -> tuple[bytes, ZnodeStat]:
         if path in self.refused:
@@ -63,10 +69,12 @@ class FakeZk:
 
     def get_async(self, path: str, watch: Any = None) -> _Answer:
         self.sent.append(("ahead", "get", path))
+        self.timeline.append(f"send {path}")
+        taken = lambda: self.timeline.append(f"wait {path}")  # noqa: E731
         try:
-            return _Answer(self._get(path))
+            return _Answer(self._get(path), on_taken=taken)
         except Exception as error:  # delivered where the answer is taken
-            return _Answer(error=error)
+            return _Answer(error=error, on_taken=taken)
 
     def exists_async(self, path: str, watch: Any = None) -> _Answer:
         self.sent.append(("ahead", "exists", path))
@@ -111,6 +119,9 @@ def test_an_existing_topic_takes_a_second_round_for_its_reassignment_and_partiti
         "/brokers/topics/orders/partitions/0/state",
         "/brokers/topics/orders/partitions/1/state",
     ]
+    # Two round trips: nothing is waited for between the second round's sends.
+    second = zk.timeline.index("send /admin/reassign_partitions")
+    assert [step.split()[0] for step in zk.timeline[second : second + 3]] == ["send"] * 3
 
 
 def test_an_existing_topic_of_the_expected_partition_count_is_read_in_one_round_trip() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from kazoo.client import KazooClient
 
@@ -147,23 +147,16 @@ class ZkStore(ConfigStore, AdminRequestStore):
         topic_path = znodes_topics.TopicZNode.path(topic)
         config_path = znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, topic)
         marker_path = znodes_admin.delete_topic_path(topic)
-        expected: tuple[ReadAhead, ...] = ()
-        if expected_partitions > 0 and with_states:
-            expected = (
-                ("get", znodes_admin.REASSIGN_PARTITIONS_PATH),
-                *(("get", znodes_topics.PartitionStateZNode.path(topic, p)) for p in range(expected_partitions)),
-            )
+        expected = self._partition_reads(topic, range(expected_partitions), with_states)
         with self.reading_ahead(("get", topic_path), ("get", config_path), ("exists", marker_path), *expected):
             assignment = self.read_assignment(topic)
-            with self.reading_ahead(
-                *((("get", znodes_admin.REASSIGN_PARTITIONS_PATH),) if assignment is not None else ())
-            ):
-                moving, problem = self.maybe_in_reassignment(topic) if assignment is not None else (False, None)
-                states = (
-                    self.partition_states(topic, sorted(assignment.value.partitions))
-                    if assignment is not None and with_states
-                    else {}
-                )
+            moving, problem, states = False, None, {}
+            if assignment is not None:
+                partitions = sorted(assignment.value.partitions)
+                with self.reading_ahead(*self._partition_reads(topic, partitions, with_states)):
+                    moving, problem = self.maybe_in_reassignment(topic)
+                    if with_states:
+                        states = self.partition_states(topic, partitions)
             config = self.read_topic_config(topic)
             marked = self.is_marked_for_deletion(topic)
         return ObservedTopic(
@@ -176,6 +169,17 @@ class ZkStore(ConfigStore, AdminRequestStore):
             config_version=config.version if config is not None else None,
             assignment_version=assignment.version if assignment is not None else None,
         )
+
+    @staticmethod
+    def _partition_reads(topic: str, partitions: Iterable[int], with_states: bool) -> tuple[ReadAhead, ...]:
+        """What an existing topic's read needs besides its own znodes: the pending reassignment
+        and (``with_states``) the state znodes of ``partitions``; nothing for no partitions."""
+        states: tuple[ReadAhead, ...] = tuple(
+            ("get", znodes_topics.PartitionStateZNode.path(topic, p)) for p in partitions
+        )
+        if not states:
+            return ()
+        return (("get", znodes_admin.REASSIGN_PARTITIONS_PATH), *(states if with_states else ()))
 
     def read_topic_and_brokers(
         self, topic: str, *, expected_partitions: int = 0

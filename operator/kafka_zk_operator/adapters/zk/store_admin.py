@@ -38,8 +38,7 @@ class AdminRequestStore(StoreBase):
         controllers do when deletion is disabled. False when it was already gone."""
         tx, paths = self._transaction()
         path = znodes_admin.delete_topic_path(topic)
-        with zk_errors.mapped(self.client, path):
-            stat = self.client.exists(path)
+        stat = self._stat(path)
         if stat is None:
             return False
         tx.delete(path, version=stat.version)

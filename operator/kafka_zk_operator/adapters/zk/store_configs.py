@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import znodes_config, znodes_topics
 from kafka_zk_operator.adapters.zk.store_base import StoreBase, Versioned
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
@@ -114,8 +113,7 @@ class ConfigStore(StoreBase):
         :raises TopicBeingDeleted: it does not exist (Kafka deleted it, or is finishing).
         """
         path = znodes_topics.TopicZNode.path(topic)
-        with zk_errors.mapped(self.client, path):
-            stat = self.client.exists(path)
+        stat = self._stat(path)
         if stat is None:
             raise self._topic_gone(topic)
         tx.check(path, stat.version)
