@@ -84,3 +84,18 @@ def test_the_spark_on_kubernetes_bench_imports_and_refuses_an_unknown_tier() -> 
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode != 0 and "unknown tier(s) Q" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [(["--batch-seconds", "-1"], "--batch-seconds"), (["--topics", "ten"], "--topics")],
+    ids=["negative-window", "not-a-number"],
+)
+def test_the_lean_operator_floor_refuses_bad_flags_in_one_line(flags: list[str], said: str) -> None:
+    """A real run needs a whole stack (minutes); here it must load and refuse before starting one."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/lean_operator_floor.py", *flags],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert f"{said} takes" in proc.stderr, proc.stderr[-2000:]
