@@ -38,7 +38,6 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ from topics_bench import (
     VERSION,
     apiserver_mutations,
     broker_heap_for,
+    create_burst,
     install_crds,
     log,
     proc_cpu_seconds,
@@ -305,21 +305,10 @@ def run(n: int, events: bool, batch_s: float) -> dict[str, Any]:
         cpu0 = proc_cpu_seconds(lean.pid)
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
 
-        def create(i: int) -> None:
-            body = {
-                "apiVersion": f"{GROUP}/{VERSION}",
-                "kind": "KafkaTopic",
-                "metadata": {"name": f"bench-{i:05d}"},
-                "spec": {"partitions": 1, "replicationFactor": 3, "config": {"retention.ms": "3600000"}},
-            }
-            custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "kafkatopics", body)
-
         api_before = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, NAMESPACE)
         started = time.monotonic()
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            list(pool.map(create, range(n)))
-        applied = time.monotonic() - started
+        applied = create_burst(custom, n, 1, 3, NAMESPACE)
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
         if not ready_watch.wait_for(n, 1800 - applied):
             raise SystemExit(f"only {ready_watch.count()}/{n} Ready after 30 min; see {workdir / 'lean.log'}")

@@ -119,6 +119,28 @@ def log(message: str) -> None:
     print(f"  [bench] {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
+def create_burst(custom: client.CustomObjectsApi, n: int, partitions: int, rf: int, namespace: str) -> float:
+    """Create ``bench-00000`` .. N KafkaTopics at once from 16 client threads; the seconds it took."""
+
+    def create(i: int) -> None:
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "KafkaTopic",
+            "metadata": {"name": f"bench-{i:05d}"},
+            "spec": {
+                "partitions": partitions,
+                "replicationFactor": rf,
+                "config": {"retention.ms": "3600000"},
+            },
+        }
+        custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "kafkatopics", body)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(create, range(n)))
+    return time.monotonic() - started
+
+
 def broker_heap_for(n: int, partitions: int, rf: int) -> str:
     """Each broker's JVM heap for ``n`` topics: 512m up to ~3,000 partition replicas per broker,
     then 128m more per 1,000 (at 10,000 x RF 3 the default 512m went into constant full GCs)."""
@@ -183,27 +205,12 @@ def run(
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
 
-        def create(i: int) -> None:
-            body = {
-                "apiVersion": f"{GROUP}/{VERSION}",
-                "kind": "KafkaTopic",
-                "metadata": {"name": f"bench-{i:05d}"},
-                "spec": {
-                    "partitions": partitions,
-                    "replicationFactor": rf,
-                    "config": {"retention.ms": "3600000"},
-                },
-            }
-            custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
-
         api_before_burst = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
         burst_profile = burst_profile_dir / f"burst-{n}.txt" if burst_profile_dir else None
         burst_profiler = start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
         started = time.monotonic()
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            list(pool.map(create, range(n)))
-        applied = time.monotonic() - started
+        applied = create_burst(custom, n, partitions, rf, "bench")
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
         if not ready_watch.wait_for(n, 1800 - applied):
             raise SystemExit(f"only {ready_watch.count()}/{n} Ready after 30 min; see {operator.log_path}")
