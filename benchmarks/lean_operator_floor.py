@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 from kazoo.client import KazooClient
 from kubernetes import client, config
 
@@ -70,16 +69,13 @@ MAX_BATCH = 500
 
 
 # ---------------------------------------------------------------------------------------- operator
-def _ssl_context(kubeconfig: dict[str, Any], workdir: Path) -> tuple[str, ssl.SSLContext]:
-    cluster = kubeconfig["clusters"][0]["cluster"]
-    user = kubeconfig["users"][0]["user"]
-    (workdir / "ca.crt").write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
-    (workdir / "client.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
-    (workdir / "client.key").write_bytes(base64.b64decode(user["client-key-data"]))
-    context = ssl.create_default_context(cafile=str(workdir / "ca.crt"))
-    context.check_hostname = False  # the local API server's certificate names 127.0.0.1 as an IP
-    context.load_cert_chain(str(workdir / "client.crt"), str(workdir / "client.key"))
-    return str(cluster["server"]), context
+def _ssl_context(kubeconfig_path: str) -> tuple[str, ssl.SSLContext]:
+    """The API server's address and a TLS context with the kubeconfig's CA and client certificate
+    (the files the Kubernetes client's config loader writes out)."""
+    conf = config.new_client_from_config(config_file=kubeconfig_path).configuration
+    context = ssl.create_default_context(cafile=conf.ssl_ca_cert)
+    context.load_cert_chain(conf.cert_file, conf.key_file)
+    return str(conf.host), context
 
 
 class LeanOperator:
@@ -266,8 +262,7 @@ class LeanOperator:
 
 
 async def serve(kubeconfig_path: str, zk_connect: str, events: bool, batch_s: float) -> None:
-    workdir = Path(tempfile.mkdtemp(prefix="lean-operator-"))
-    server, context = _ssl_context(yaml.safe_load(Path(kubeconfig_path).read_text()), workdir)
+    server, context = _ssl_context(kubeconfig_path)
     zk = KazooClient(hosts=zk_connect)
     zk.start(timeout=30)
     connector = aiohttp.TCPConnector(ssl=context, limit=32)

@@ -42,7 +42,7 @@ from kubernetes import client, config
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from topics_bench import GROUP, VERSION, broker_heap_for, install_crds, log, proc_cpu_seconds
+from topics_bench import GROUP, VERSION, broker_heap_for, create_burst, install_crds, log, proc_cpu_seconds
 
 #: Topics per CreateTopics request (a whole 10,000 in one request outlives the request timeout),
 #: and the clients sending them side by side.
@@ -165,19 +165,6 @@ def create_in_api(kubeconfig: str, n: int, partitions: int, rf: int) -> tuple[fl
     custom = client.CustomObjectsApi(api)
     started = time.monotonic()
 
-    def create(i: int) -> None:
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "KafkaTopic",
-            "metadata": {"name": f"floor-{i:05d}"},
-            "spec": {
-                "partitions": partitions,
-                "replicationFactor": rf,
-                "config": {"retention.ms": "3600000"},
-            },
-        }
-        custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "kafkatopics", body)
-
     def mark_ready(i: int) -> None:
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         status = {
@@ -194,9 +181,7 @@ def create_in_api(kubeconfig: str, n: int, partitions: int, rf: int) -> tuple[fl
             GROUP, VERSION, "bench", "kafkatopics", f"floor-{i:05d}", status
         )
 
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(create, range(n)))
-    created = time.monotonic() - started
+    created = create_burst(custom, n, partitions, rf, "bench", prefix="floor")
     log(f"N={n}: api: {n} KafkaTopics created in {created:.1f} s")
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(mark_ready, range(n)))

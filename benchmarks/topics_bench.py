@@ -119,14 +119,16 @@ def log(message: str) -> None:
     print(f"  [bench] {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
-def create_burst(custom: client.CustomObjectsApi, n: int, partitions: int, rf: int, namespace: str) -> float:
-    """Create ``bench-00000`` .. N KafkaTopics at once from 16 client threads; the seconds it took."""
+def create_burst(
+    custom: client.CustomObjectsApi, n: int, partitions: int, rf: int, namespace: str, prefix: str = "bench"
+) -> float:
+    """Create N KafkaTopics ``{prefix}-00000`` .. at once from 16 client threads; the seconds it took."""
 
     def create(i: int) -> None:
         body = {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "KafkaTopic",
-            "metadata": {"name": f"bench-{i:05d}"},
+            "metadata": {"name": f"{prefix}-{i:05d}"},
             "spec": {
                 "partitions": partitions,
                 "replicationFactor": rf,
