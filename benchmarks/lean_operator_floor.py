@@ -60,6 +60,7 @@ from topics_bench import (
     proc_cpu_seconds,
     proc_peak_rss_mb,
     writes_between,
+    zookeeper_requests,
 )
 
 FINALIZER = "lean.kzo.example/topic"
@@ -299,6 +300,7 @@ def run(n: int, events: bool, batch_s: float) -> dict[str, Any]:
         custom = client.CustomObjectsApi(api)
         cpu0 = proc_cpu_seconds(lean.pid)
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
+        zk_requests0 = zookeeper_requests(state.zk_port)
 
         api_before = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, NAMESPACE)
@@ -311,6 +313,7 @@ def run(n: int, events: bool, batch_s: float) -> dict[str, Any]:
         ready_watch.stop()
         cpu = proc_cpu_seconds(lean.pid) - cpu0
         stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
+        zk_requests = zookeeper_requests(state.zk_port) - zk_requests0
         delta = apiserver_mutations(api) - api_before
         delta["POST kafkatopics"] -= n
         api_writes, api_detail = writes_between(Counter(), +delta)
@@ -320,7 +323,8 @@ def run(n: int, events: bool, batch_s: float) -> dict[str, Any]:
             log(f"N={n}: {failed} creates of the lean operator failed; see {workdir / 'lean.log'}")
         log(
             f"N={n}: all Ready after {all_ready:.1f} s; {api_writes / n:.2f} API writes per topic ({api_detail}); "
-            f"lean operator CPU {cpu:.1f} s, peak RSS {proc_peak_rss_mb(lean.pid):.0f} MB"
+            f"lean operator CPU {cpu:.1f} s, peak RSS {proc_peak_rss_mb(lean.pid):.0f} MB; "
+            f"{zk_requests / n:.1f} ZooKeeper requests per topic (every client, brokers too)"
         )
         log(
             f"N={n}: the stack's CPU seconds until all Ready: "

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,19 @@ def proc_peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def zookeeper_requests(zk_port: int) -> int:
+    """Requests ZooKeeper has received from every client so far (``mntr``'s
+    ``zk_packets_received``; the pings of idle sessions included, a few a second)."""
+    with socket.create_connection(("127.0.0.1", zk_port), timeout=10) as conn:
+        conn.sendall(b"mntr")
+        answer = b"".join(iter(lambda: conn.recv(65536), b""))
+    for line in answer.decode().splitlines():
+        key, _, value = line.partition("\t")
+        if key == "zk_packets_received":
+            return int(value)
+    raise SystemExit(f"ZooKeeper's mntr did not report zk_packets_received: {answer[:200]!r}")
 
 
 def install_crds(api: client.ApiClient) -> None:
@@ -185,7 +199,9 @@ def run(
     heap = broker_heap or broker_heap_for(n, partitions, rf)
     log(f"N={n}: broker heap {heap}")
     stack = LocalStack(
-        StackSpec(broker_heap=heap), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
+        StackSpec(broker_heap=heap),
+        workdir / "stack",
+        progress=lambda m: print(f"  [stack] {m}", file=sys.stderr),
     )
     state = stack.up()
     operator = None
@@ -206,11 +222,14 @@ def run(
         cpu0 = proc_cpu_seconds(operator.pid)
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
+        zk_requests0 = zookeeper_requests(state.zk_port)
 
         api_before_burst = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
         burst_profile = burst_profile_dir / f"burst-{n}.txt" if burst_profile_dir else None
-        burst_profiler = start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
+        burst_profiler = (
+            start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
+        )
         started = time.monotonic()
         applied = create_burst(custom, n, partitions, rf, "bench")
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
@@ -223,6 +242,7 @@ def run(
             burst_profiler.wait(timeout=60)
             log(f"N={n}: burst profile (py-spy with idle threads, collapsed stacks): {burst_profile}")
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
+        zk_requests = zookeeper_requests(state.zk_port) - zk_requests0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
         peak_rss = proc_peak_rss_mb(operator.pid)
@@ -232,7 +252,8 @@ def run(
         burst_api_writes, burst_api_detail = writes_between(Counter(), +burst_delta)
         log(
             f"N={n}: all Ready after {all_ready:.1f} s; {writes / n:.2f} ZooKeeper writes and "
-            f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB"
+            f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB; "
+            f"{zk_requests / n:.1f} ZooKeeper requests per topic (every client, brokers too)"
         )
         log(
             f"N={n}: the stack's CPU seconds until all Ready: "
@@ -269,7 +290,9 @@ def run(
         # Status patches because Kafka changed leaders or ISR (a broker that lost its ZooKeeper
         # session on an overloaded machine): Kafka's doing, not the resync's; shown apart.
         resync_refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes_before_resync
-        resync_outcomes = kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
+        resync_outcomes = (
+            kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
+        )
         log(
             f"N={n}: no-op window: {resync_writes:.0f} ZooKeeper and {resync_api_writes} API writes "
             f"({int(resync_refreshes)} of them status refreshes after leader/ISR changes in Kafka), "
@@ -305,7 +328,9 @@ def run(
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         adopt_fields = kafkatopic_counts(operator, "kzo_status_fields_patched_total", "field")
         if adopt_fields:
-            adopt_api_detail += f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
+            adopt_api_detail += (
+                f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
+            )
         return {
             "n": n,
             "apply_s": applied,
