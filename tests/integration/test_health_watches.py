@@ -14,9 +14,11 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk import znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack.zookeeper import four_letter_word
-from kafka_zk_operator.domain import assignment
+from kafka_zk_operator.domain import assignment, errors
+from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
 from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS, partition_fields
 from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
+from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
@@ -311,15 +313,7 @@ def test_a_topic_tracked_from_a_current_read_is_not_read_again(
             lambda: [len(s.isr) for s in store.partition_states(topic, [0, 1]).values()] == [3, 3],  # noqa: B023
             what="leaders with a full ISR (no state change left to come)",
         )
-    reporter = HealthReporter(store, patcher, "test")
-    refreshed: list[str] = []
-    refresh = reporter._refresh_one
-
-    def counted(topic: str) -> None:
-        refreshed.append(topic)
-        refresh(topic)
-
-    monkeypatch.setattr(reporter, "_refresh_one", counted)
+    reporter, refreshed = _counting_reporter(store, patcher, monkeypatch)
     reporter.start()
     try:
         for topic, ref in ((quiet, ("ns", "quiet")), (touched, ("ns", "touched"))):
@@ -341,3 +335,65 @@ def test_a_topic_tracked_from_a_current_read_is_not_read_again(
         reporter.stop()
         client.stop()
         client.close()
+
+
+def test_a_topic_tracked_after_the_reconcile_that_created_it_is_not_read_again(
+    kafka_cluster: Any, unique_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A create writes the topic, waits for its leader and reads it again (issue #16): tracked
+    from that read (``TopicResult.read_since``, as the handler passes it on), the reporter does not
+    read the topic a third time. Before, every created topic was refreshed once: six more
+    ZooKeeper requests per create in a burst."""
+    client: KazooClient = kafka_cluster.zk_client()
+    _, patches, patcher = _status_recorder()
+    store = ZkStore(client)
+    reporter, refreshed = _counting_reporter(store, patcher, monkeypatch)
+    reporter.start()
+    resource = parse_resource(
+        {
+            "metadata": {"name": unique_topic, "namespace": "ns", "uid": "u1", "generation": 1},
+            "spec": {"partitions": 2, "replicationFactor": 3},
+        }
+    )
+    try:
+        with reporter.reconciling(unique_topic, resource.ref) as written:
+            result = reconcile_topic(
+                resource, store, previous_status={}, policies=TopicPolicies(create_wait_seconds=60)
+            )
+            assert result.outcome is errors.Reason.CREATED, result.status
+            assert result.read_since is not None and result.read_since > (written.read_since or 0)
+            written.read_since = result.read_since
+            reporter.track(unique_topic, resource.ref, read_since=written.read_since)
+            written.fields = {key: result.status.get(key) for key in PARTITION_FIELDS}
+            written.status = dict(written.fields)
+        for partition in (0, 1):
+            state = znodes_topics.partition_state_path(unique_topic, partition)
+            wait_for(lambda: client._data_watchers.get(client.chroot + state), what="its partition watches")  # noqa: B023
+        time.sleep(1)  # the debounce of a refresh, had one been asked
+        assert refreshed == [], "the create's own read is current"
+        assert patches == []
+        assert [t for _, t, _, _ in reporter._gauge_samples()] == [unique_topic]
+        # Still watched: a change in Kafka is reported.
+        data, _ = client.get(znodes_topics.topic_path(unique_topic))
+        client.set(znodes_topics.topic_path(unique_topic), data)
+        wait_for(lambda: unique_topic in refreshed, what="a refresh after the topic znode changed")
+    finally:
+        reporter.stop()
+        client.stop()
+        client.close()
+
+
+def _counting_reporter(
+    store: ZkStore, patcher: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[HealthReporter, list[str]]:
+    """A reporter (not started) and the topics it refreshes, in order."""
+    reporter = HealthReporter(store, patcher, "test")
+    refreshed: list[str] = []
+    refresh = reporter._refresh_one
+
+    def counted(topic: str) -> None:
+        refreshed.append(topic)
+        refresh(topic)
+
+    monkeypatch.setattr(reporter, "_refresh_one", counted)
+    return reporter, refreshed

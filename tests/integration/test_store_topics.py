@@ -117,7 +117,10 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
     _create_and_wait(cluster, unique_topic, partitions=1, rf=2)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=0)
     try:
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer") == "accepted"
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer")
+            == "accepted"
+        )
         with cluster.zk_session() as client:
             changed = ZkStore(client).update_entity_config(
                 ConfigEntityType.TOPICS, unique_topic, lambda cfg: {**cfg, "max.message.bytes": "1024"}
@@ -128,7 +131,10 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
             what=f"Kafka {version} to apply max.message.bytes",
         )
         assert refused
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer") == "accepted"
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer")
+            == "accepted"
+        )
     finally:
         producer.close()
 
@@ -261,6 +267,29 @@ def test_creating_an_existing_topic_is_a_retryable_conflict_and_leaves_it_untouc
     assert before == after
 
 
+def test_a_create_from_a_read_a_config_writer_overtook_is_refused_and_writes_nothing(
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
+) -> None:
+    """``create_topic(observed=...)`` takes the config version from the caller's read instead of
+    reading it again: a leftover config (an interrupted create) rewritten after that read fails
+    the transaction, which then wrote neither znode; from a fresh read the create replaces it."""
+    store = ZkStore(zk)
+    config_path, topic_path = f"/config/topics/{unique_topic}", f"/brokers/topics/{unique_topic}"
+    zk.create(config_path, b'{"version":1,"config":{"retention.ms":"5000"}}')
+    observed = store.read_topic(unique_topic)
+    assert observed.assignment is None and observed.config_version == 0
+    zk.set(config_path, b'{"version":1,"config":{"retention.ms":"6000"}}')  # after the read
+    with pytest.raises(errors.VersionConflict):
+        store.create_topic(unique_topic, {0: [1, 2, 3]}, {"retention.ms": "7000"}, observed=observed)
+    assert zk.exists(topic_path) is None
+    assert store.read_topic_config(unique_topic).value == {"retention.ms": "6000"}  # type: ignore[union-attr]
+    store.create_topic(
+        unique_topic, {0: [1, 2, 3]}, {"retention.ms": "7000"}, observed=store.read_topic(unique_topic)
+    )
+    wait_for(lambda: _all_partitions_led(store, unique_topic, 1), what=f"leaders for {unique_topic}")
+    assert store.read_topic_config(unique_topic).value == {"retention.ms": "7000"}  # type: ignore[union-attr]
+
+
 def test_marking_for_deletion_makes_kafka_remove_topic_and_config(
     kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str
 ) -> None:
@@ -317,10 +346,13 @@ def test_reads_sent_ahead_find_what_reads_one_at_a_time_find(
     admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000)
     try:  # the broker answering learns of the leaders a moment after ZooKeeper holds them
         wait_for(
-            lambda: {
-                p["partition_index"]: p["leader_id"] for p in admin.describe_topics([unique_topic])[0]["partitions"]
-            }
-            == leaders,
+            lambda: (
+                {
+                    p["partition_index"]: p["leader_id"]
+                    for p in admin.describe_topics([unique_topic])[0]["partitions"]
+                }
+                == leaders
+            ),
             what=f"Kafka's metadata showing the leaders of {unique_topic}",
         )
     finally:

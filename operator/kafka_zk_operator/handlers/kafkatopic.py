@@ -209,6 +209,8 @@ def _reconcile_now(
         if changes:  # an in-sync resync patches nothing
             _patch_status(patch, uid, changes)
         _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
+        if result.read_since is not None:  # read again after its writes: current as of then
+            written.read_since = result.read_since
         written.fields = {key: value for key, value in changes.items() if key in PARTITION_FIELDS}
         written.status = {key: result.status.get(key) for key in PARTITION_FIELDS}
         if health is not None:

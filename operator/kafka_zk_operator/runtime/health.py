@@ -71,7 +71,8 @@ class HandlerWrite:
 
     fields: dict[str, Any] = field(default_factory=dict)
     status: dict[str, Any] = field(default_factory=dict)
-    #: The session's last zxid before the reconcile read the topic (``None``: unknown).
+    #: The session's last zxid before the reconcile last read the topic (``None``: unknown);
+    #: the handler moves it on when it read the topic again after writing.
     read_since: int | None = None
 
 

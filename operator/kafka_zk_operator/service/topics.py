@@ -61,6 +61,9 @@ class TopicResult:
     rf_change: tuple[int, int] | None = None
     #: Partitions of the topic as last read (0: no topic znode; ``None``: nothing was read).
     observed_partitions: int | None = None
+    #: The session's last zxid before the topic was read again after this reconcile's writes
+    #: (``None``: no such read): the watches of ``runtime.health`` start from it.
+    read_since: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ class _Pass:
     events: list[Event] = field(default_factory=list)
     writes: int = 0
     rf_change: tuple[int, int] | None = None
+    #: The session's last zxid before ``observed`` was read again after the writes.
+    read_since: int | None = None
 
 
 def reconcile_topic(
@@ -187,9 +192,15 @@ def _managed_pass(
         if plan.create is not None:
             store.wait_for_leaders(topic, desired.partitions, policies.create_wait_seconds)
         if plan.actions:  # the writes changed it; its partition count is now the desired one
-            done.observed = store.read_topic(topic, expected_partitions=desired.partitions)
+            # The brokers again too: the status is built from this read alone, and what it
+            # read is current as of ``read_since`` (the health reporter need not read it again).
+            done.read_since = store.last_zxid()
+            done.observed, registrations = store.read_topic_and_brokers(
+                topic, expected_partitions=desired.partitions
+            )
+            done.live_brokers = frozenset(registration.broker.id for registration in registrations)
     except errors.KzoError as error:
-        done.outcome, done.events = error, [_warning(error)]
+        done.outcome, done.events, done.read_since = error, [_warning(error)], None
         if isinstance(error, errors.ClusterUnavailable):
             done.observed = None  # nothing to trust: the previous partition fields stay
         elif applying or done.observed is None:
@@ -249,6 +260,7 @@ def _report(
         outcome=done.outcome,
         writes=done.writes,
         rf_change=done.rf_change,
+        read_since=done.read_since,
         observed_partitions=None
         if observed is None
         else (0 if observed.assignment is None else observed.assignment.partition_count),
@@ -267,7 +279,7 @@ def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
     """Carry out the plan's writes in order (config before partitions)."""
     topic = plan.topic
     if plan.create is not None:
-        store.create_topic(topic, plan.create.assignment, plan.create.config)
+        store.create_topic(topic, plan.create.assignment, plan.create.config, observed=observed)
         return
     if plan.alter_config is not None:
         store.write_entity_config(

@@ -84,7 +84,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
 
     def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
         """The state znodes of ``partitions`` that exist, all asked in one round trip."""
-        paths = {partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions}
+        paths = {
+            partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions
+        }
         states: dict[int, model.PartitionState] = {}
         with self.reading_ahead(*(("get", path) for path in paths.values())):
             for partition, path in paths.items():
@@ -109,11 +111,12 @@ class ZkStore(ConfigStore, AdminRequestStore):
             path = znodes_topics.PartitionStateZNode.path(topic, partition)
             while True:
                 changed = threading.Event()
-                # The watch and the read in one round trip: the watch is armed before the read is
-                # answered, so an election after the read still wakes this thread.
+                # The watch first: armed before the read is answered, so an election after the
+                # read still wakes this thread. The state is read only once it exists (a new
+                # topic's usually does not yet: one request instead of two).
                 with zk_errors.mapped(self.client, path):
-                    self.client.exists_async(path, watch=lambda _event, changed=changed: changed.set())
-                if self._has_leader(path):
+                    exists = self.client.exists(path, watch=lambda _event, changed=changed: changed.set())
+                if exists is not None and self._has_leader(path):
                     break
                 left = deadline - time.monotonic()
                 if left <= 0 or not changed.wait(left):
@@ -148,7 +151,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
         config_path = znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, topic)
         marker_path = znodes_admin.delete_topic_path(topic)
         expected = self._partition_reads(topic, range(expected_partitions), with_states)
-        with self.reading_ahead(("get", topic_path), ("get", config_path), ("exists", marker_path), *expected):
+        with self.reading_ahead(
+            ("get", topic_path), ("get", config_path), ("exists", marker_path), *expected
+        ):
             assignment = self.read_assignment(topic)
             moving, problem, states = False, None, {}
             if assignment is not None:
@@ -246,8 +251,13 @@ class ZkStore(ConfigStore, AdminRequestStore):
         config: Mapping[str, str],
         *,
         znode_version: int | None = None,
+        observed: ObservedTopic | None = None,
     ) -> None:
         """Create config and assignment in ONE transaction (Kafka's create order, made atomic).
+
+        ``observed``: the caller's read of the name (no topic znode); its deletion marker and
+        config version stand in for reading them again (two requests fewer per create in a
+        burst). The write stays conditional on that config version, so a change since fails it.
 
         :raises VersionConflict: config or topic znode created by someone else meanwhile (retry:
             the next read finds the topic and adopts it).
@@ -256,29 +266,34 @@ class ZkStore(ConfigStore, AdminRequestStore):
         """
         topic_path = znodes_topics.TopicZNode.path(topic)
         config_path = znodes_config.ConfigEntityZNode.path("topics", topic)
+        own_reads: tuple[ReadAhead, ...] = (
+            (("exists", znodes_admin.delete_topic_path(topic)), ("get", config_path))
+            if observed is None
+            else ()
+        )
         # Every read before the write in one round trip (the guard's epoch first, as alone).
-        with self.reading_ahead(
-            *self.guard_reads(),
-            ("exists", znodes_admin.delete_topic_path(topic)),
-            ("get", config_path),
-            ("exists", znodes_brokers.BROKER_IDS_PATH),
-        ):
+        with self.reading_ahead(*self.guard_reads(), *own_reads, ("exists", znodes_brokers.BROKER_IDS_PATH)):
             tx, paths = self._transaction()
-            if self.is_marked_for_deletion(topic):
+            marked = self.is_marked_for_deletion(topic) if observed is None else observed.marked_for_deletion
+            if marked:
                 raise errors.TopicBeingDeleted(
                     f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
                     "Kafka has removed it"
                 )
-            existing_config = self._get(config_path)
+            if observed is None:
+                got = self._get(config_path)
+                config_version = None if got is None else got[1].version
+            else:
+                config_version = observed.config_version
             version = znode_version if znode_version is not None else self.topic_znode_version()
         assignment = model.TopicAssignment(
             partitions={p: tuple(r) for p, r in partitions.items()}, version=version
         )
         config_data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
-        if existing_config is None:
+        if config_version is None:
             tx.create(config_path, config_data, acl=self._acl(config_path))
         else:  # a leftover config without a topic (e.g. an interrupted create): replace it, versioned
-            tx.set_data(config_path, config_data, version=existing_config[1].version)
+            tx.set_data(config_path, config_data, version=config_version)
         tx.create(
             topic_path,
             znodes_topics.TopicZNode.encode(assignment, version=version),
