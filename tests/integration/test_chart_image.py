@@ -146,16 +146,7 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     # builder stage: the [kerberos] extra's binding compiled into a wheel (libkrb5-dev: kzo dev prepare).
     kerberos_wheels = wheels / "kerberos"
     run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--wheel-dir",
-            kerberos_wheels,
-            "kerberos>=1.3.1,<2",
-        ],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", kerberos_wheels, "kerberos>=1.3.1,<2"],
         timeout=600,
     )
 
@@ -187,6 +178,4 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     where = run([bin_dir / "python", "-c", code], env=env, cwd=tmp_path, timeout=120).stdout.strip()
     assert where.startswith(str(venv)), f"imported from {where}, not from the installed wheel"
     gssapi = "import puresasl.mechanisms as m; print('GSSAPI' in m.mechanisms)"
-    assert (
-        run([bin_dir / "python", "-c", gssapi], env=env, cwd=tmp_path, timeout=120).stdout.strip() == "True"
-    )
+    assert run([bin_dir / "python", "-c", gssapi], env=env, cwd=tmp_path, timeout=120).stdout.strip() == "True"

@@ -30,9 +30,7 @@ def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, uniq
 
     zk.create(f"{base}/child", b"")
     after_child = _stamps(zk, paths)
-    assert after_child is not None and after_child[1] != after_set[1], (
-        "a new child moves the parent's cversion"
-    )
+    assert after_child is not None and after_child[1] != after_set[1], "a new child moves the parent's cversion"
 
     data, _ = zk.get(node)
     zk.delete(node)
@@ -42,9 +40,7 @@ def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, uniq
     zk.delete(base, recursive=True)
 
 
-def test_a_probe_longer_than_a_chunk_keeps_order_and_lets_the_loop_run(
-    zk: KazooClient, unique_topic: str
-) -> None:
+def test_a_probe_longer_than_a_chunk_keeps_order_and_lets_the_loop_run(zk: KazooClient, unique_topic: str) -> None:
     base = f"/kzo-probe-{unique_topic}"
     count = stat_probe.SEND_CHUNK * 2 + 7
     present = {i for i in range(0, count, 3)}

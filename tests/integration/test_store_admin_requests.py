@@ -62,9 +62,7 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ZkStore(idle_chroot)
-    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, (
-        "no live broker: the line is unknown, v1"
-    )
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, "no live broker: the line is unknown, v1"
     idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
     idle_chroot.create("/brokers/ids/2", _registration(4))
     reads: list[str] = []

@@ -64,9 +64,7 @@ def test_the_binding_is_installed_only_into_a_virtualenv(monkeypatch: pytest.Mon
     monkeypatch.setattr(subprocess, "run", _no_commands)
     with pytest.raises(StackError) as raised:
         kerberos.install_binding()
-    assert "no virtualenv to install it into; run: pip install 'kafka-zk-operator[kerberos]'" in str(
-        raised.value
-    )
+    assert "no virtualenv to install it into; run: pip install 'kafka-zk-operator[kerberos]'" in str(raised.value)
 
 
 def test_the_binding_comes_from_the_projects_kerberos_extra() -> None:

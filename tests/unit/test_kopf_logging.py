@@ -10,9 +10,7 @@ import pytest
 from kafka_zk_operator.adapters.k8s import kopf_logging
 
 
-def test_only_info_successes_of_the_periodic_timers_and_index_feeders_are_dropped(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_only_info_successes_of_the_periodic_timers_and_index_feeders_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("kopf.objects.test-quiet")
     kopf_logging.quiet_timer_successes(logger.name)
     kopf_logging.quiet_timer_successes(logger.name)

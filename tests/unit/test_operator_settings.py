@@ -581,9 +581,7 @@ def test_worker_limit_default_unbounded_and_override() -> None:
 @pytest.mark.parametrize("value", ["-1", "1.5", "abc", "inf", "100001"])
 def test_worker_limit_must_be_a_whole_number_from_0(value: str) -> None:
     message = _error(_zk(KZO_WORKER_LIMIT=value))
-    assert message.startswith(
-        f"KZO_WORKER_LIMIT={value!r} is not valid: use a whole number from 0 (unbounded)"
-    )
+    assert message.startswith(f"KZO_WORKER_LIMIT={value!r} is not valid: use a whole number from 0 (unbounded)")
 
 
 # --- bootstrapServers (partition sizes for byte-balanced reassignments) ----------------------------

@@ -113,9 +113,7 @@ def test_a_changed_status_is_not_settled_by_a_quiet_zookeeper(store: Any) -> Non
     assert store.reconciles == ["full"]
 
 
-def test_a_full_resync_records_the_status_its_patch_makes(
-    store: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Leaders moved: the full read patches the live fields (which pending_status leaves out to
     the health reporter); the record holds the status with that patch, so the next resync of the
     unchanged topic ends without a read."""

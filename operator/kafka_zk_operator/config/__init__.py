@@ -297,9 +297,7 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
         metrics_port=_port(env, "KZO_METRICS_PORT", 9090, zero_disables=True),
         health_port=_port(env, "KZO_HEALTH_PORT", 8080, zero_disables=False),
         create_wait_seconds=_number(env, "KZO_CREATE_WAIT_SECONDS", 10.0, zero_means="does not wait"),
-        create_batch_seconds=_number(
-            env, "KZO_CREATE_BATCH_SECONDS", 0.2, zero_means="writes each create alone"
-        ),
+        create_batch_seconds=_number(env, "KZO_CREATE_BATCH_SECONDS", 0.2, zero_means="writes each create alone"),
         status_heartbeat_seconds=_number(
             env,
             "KZO_STATUS_HEARTBEAT_SECONDS",

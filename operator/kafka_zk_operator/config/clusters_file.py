@@ -241,9 +241,7 @@ def _bootstrap_servers(value: object, where: str) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise SettingsError(f"{where} must be a string HOST:PORT[,HOST:PORT...], got {kind_of(value)}")
     parts = [part.strip() for part in value.split(",")]
-    bad = [
-        part for part in parts if not _HOST_PORT.match(part) or not 0 < int(part.rsplit(":", 1)[1]) < 65536
-    ]
+    bad = [part for part in parts if not _HOST_PORT.match(part) or not 0 < int(part.rsplit(":", 1)[1]) < 65536]
     if bad:
         raise SettingsError(
             f"{where}: {bad[0]!r} is not HOST:PORT; expected the brokers' plaintext listeners, "

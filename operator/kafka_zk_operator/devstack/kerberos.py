@@ -158,9 +158,7 @@ def require_installed() -> None:
     if not binding_installed():
         problems.append(f"the Python binding '{BINDING_MODULE}' ({DISTRIBUTION}[{EXTRA}])")
     if problems:
-        raise StackError(
-            f"Kerberos needs {' and '.join(problems)}; run 'make prepare' (kzo dev prepare) as root"
-        )
+        raise StackError(f"Kerberos needs {' and '.join(problems)}; run 'make prepare' (kzo dev prepare) as root")
 
 
 @dataclass
@@ -268,9 +266,7 @@ class KerberosRealm:
         """Write a new random key of ``principal`` into ``keytab`` (keytabs written before it go stale)."""
         keytab.parent.mkdir(parents=True, exist_ok=True)
         kadmin = self._tool("kadmin.local")
-        self._run(
-            f"exporting {principal}", [kadmin, "-r", self.realm, "-q", f"ktadd -k {keytab} {principal}"]
-        )
+        self._run(f"exporting {principal}", [kadmin, "-r", self.realm, "-q", f"ktadd -k {keytab} {principal}"])
         if not keytab.is_file():
             raise StackError(f"kadmin.local wrote no keytab {keytab} for {principal}")
         keytab.chmod(0o600)

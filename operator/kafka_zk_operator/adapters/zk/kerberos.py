@@ -41,9 +41,7 @@ CCACHE_PREFIX = "kafka-zk-operator-krb5cc-"
 #: What MIT's messages say (a pattern), and what to check then.
 _HINTS = (
     (
-        re.compile(
-            r"Preauthentication failed|Key table entry not found|in cache collection|Decrypt integrity|Password incorrect"
-        ),
+        re.compile(r"Preauthentication failed|Key table entry not found|in cache collection|Decrypt integrity|Password incorrect"),
         "the keytab must hold the principal's current key (a later kadmin ktadd of the same principal "
         "makes earlier keytabs stale); list it with 'klist -kt KEYTAB'",
     ),

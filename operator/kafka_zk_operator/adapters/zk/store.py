@@ -84,9 +84,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
 
     def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
         """The state znodes of ``partitions`` that exist, all asked in one round trip."""
-        paths = {
-            partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions
-        }
+        paths = {partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions}
         states: dict[int, model.PartitionState] = {}
         with self.reading_ahead(*(("get", path) for path in paths.values())):
             for partition, path in paths.items():
@@ -151,9 +149,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
         config_path = znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, topic)
         marker_path = znodes_admin.delete_topic_path(topic)
         expected = self._partition_reads(topic, range(expected_partitions), with_states)
-        with self.reading_ahead(
-            ("get", topic_path), ("get", config_path), ("exists", marker_path), *expected
-        ):
+        with self.reading_ahead(("get", topic_path), ("get", config_path), ("exists", marker_path), *expected):
             assignment = self.read_assignment(topic)
             moving, problem, states = False, None, {}
             if assignment is not None:
@@ -274,17 +270,17 @@ class ZkStore(ConfigStore, AdminRequestStore):
         # Every read before the write in one round trip (the guard's epoch first, as alone).
         with self.reading_ahead(*self.guard_reads(), *own_reads, ("exists", znodes_brokers.BROKER_IDS_PATH)):
             tx, paths = self._transaction()
-            marked = self.is_marked_for_deletion(topic) if observed is None else observed.marked_for_deletion
+            if observed is None:
+                marked = self.is_marked_for_deletion(topic)
+                got = self._get(config_path)
+                config_version = None if got is None else got[1].version
+            else:
+                marked, config_version = observed.marked_for_deletion, observed.config_version
             if marked:
                 raise errors.TopicBeingDeleted(
                     f"topic {topic!r} is still being deleted by Kafka; it can be created again once "
                     "Kafka has removed it"
                 )
-            if observed is None:
-                got = self._get(config_path)
-                config_version = None if got is None else got[1].version
-            else:
-                config_version = observed.config_version
             version = znode_version if znode_version is not None else self.topic_znode_version()
         assignment = model.TopicAssignment(
             partitions={p: tuple(r) for p, r in partitions.items()}, version=version

@@ -20,9 +20,7 @@ class ConfigStore(StoreBase):
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
         return self.read_entity_config(ConfigEntityType.TOPICS, topic)
 
-    def read_entity_config(
-        self, entity_type: ConfigEntityType, name: str
-    ) -> Versioned[dict[str, str]] | None:
+    def read_entity_config(self, entity_type: ConfigEntityType, name: str) -> Versioned[dict[str, str]] | None:
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         got = self._get(path)
         if got is None:
@@ -68,9 +66,7 @@ class ConfigStore(StoreBase):
         try:
             self._commit(tx, [*paths, path, NOTIFICATION_PREFIX])
         except errors.VersionConflict as conflict:
-            topic_path = (
-                znodes_topics.TopicZNode.path(name) if entity_type is ConfigEntityType.TOPICS else None
-            )
+            topic_path = znodes_topics.TopicZNode.path(name) if entity_type is ConfigEntityType.TOPICS else None
             if topic_path is not None and conflict.message.startswith(f"{topic_path} does not exist"):
                 raise self._topic_gone(name) from conflict
             raise

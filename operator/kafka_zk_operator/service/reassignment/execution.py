@@ -151,9 +151,7 @@ def apply_throttle(store: ZkStore, record: ThrottleRecord) -> None:
         if store.is_marked_for_deletion(added.topic):
             continue  # Kafka is deleting it: nothing to move, and its config goes with it
         try:
-            store.update_entity_config(
-                ConfigEntityType.TOPICS, added.topic, partial(apply_topic_config, added=added)
-            )
+            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(apply_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config is never re-created (the store checks)
 
@@ -170,9 +168,7 @@ def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
         if store.read_topic_config(added.topic) is None:
             continue
         try:
-            store.update_entity_config(
-                ConfigEntityType.TOPICS, added.topic, partial(restore_topic_config, added=added)
-            )
+            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(restore_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config went with it
 
