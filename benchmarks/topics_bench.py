@@ -199,9 +199,7 @@ def run(
     heap = broker_heap or broker_heap_for(n, partitions, rf)
     log(f"N={n}: broker heap {heap}")
     stack = LocalStack(
-        StackSpec(broker_heap=heap),
-        workdir / "stack",
-        progress=lambda m: print(f"  [stack] {m}", file=sys.stderr),
+        StackSpec(broker_heap=heap), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
     )
     state = stack.up()
     operator = None
@@ -227,9 +225,7 @@ def run(
         api_before_burst = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
         burst_profile = burst_profile_dir / f"burst-{n}.txt" if burst_profile_dir else None
-        burst_profiler = (
-            start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
-        )
+        burst_profiler = start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
         started = time.monotonic()
         applied = create_burst(custom, n, partitions, rf, "bench")
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
@@ -290,9 +286,7 @@ def run(
         # Status patches because Kafka changed leaders or ISR (a broker that lost its ZooKeeper
         # session on an overloaded machine): Kafka's doing, not the resync's; shown apart.
         resync_refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes_before_resync
-        resync_outcomes = (
-            kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
-        )
+        resync_outcomes = kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
         log(
             f"N={n}: no-op window: {resync_writes:.0f} ZooKeeper and {resync_api_writes} API writes "
             f"({int(resync_refreshes)} of them status refreshes after leader/ISR changes in Kafka), "
@@ -328,9 +322,7 @@ def run(
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         adopt_fields = kafkatopic_counts(operator, "kzo_status_fields_patched_total", "field")
         if adopt_fields:
-            adopt_api_detail += (
-                f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
-            )
+            adopt_api_detail += f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
         return {
             "n": n,
             "apply_s": applied,
