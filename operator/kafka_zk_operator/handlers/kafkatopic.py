@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import kopf
@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
+from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
@@ -189,25 +190,33 @@ def _reconcile_now(
         create_wait_seconds=settings.create_wait_seconds,
     )
     health = runtime.health
+    conflict_with = _conflict_with(index, memo, resource)
     # Watch-driven refreshes write the live partition fields too; kopf's patch lands after this
     # handler returns, so the reporter is told what it carries (see runtime.health).
     with (
         health.reconciling(resource.topic_name, resource.ref)
         if health is not None
-        else contextlib.nullcontext(HandlerWrite())
+        else contextlib.nullcontext(HandlerWrite(read_since=store.last_zxid()))
     ) as written:
+        read_from = written.read_since  # the session's last zxid before this reconcile's read
         result = topics.reconcile_topic(
             resource,
             store,
             previous_status=status,
             policies=policies,
-            conflict_with=_conflict_with(index, memo, resource),
+            conflict_with=conflict_with,
         )
         changes = status_changes(
             status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
         )
         if changes:  # an in-sync resync patches nothing
             _patch_status(patch, uid, changes)
+        if result.read_only and read_from is not None:
+            key = unchanged.resync_key(body.get("metadata", {}).get("annotations"), resource, conflict_with)
+            after = unchanged.merge_patched(status, changes)  # the status once this patch lands
+            clean = _clean_read(store, resource.topic_name, key, read_from, result, after, settings)
+            if clean is not None:
+                _last_reads.record(uid, clean)
         _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
         if result.read_since is not None:  # read again after its writes: current as of then
             written.read_since = result.read_since
@@ -234,6 +243,33 @@ def _reconcile_now(
     if result.retry_after is not None:
         raise kopf.TemporaryError(result.retry_message, delay=result.retry_after)
     return result, changes
+
+
+def _clean_read(
+    store: ZkStore,
+    topic: str,
+    key: Hashable,
+    read_from: int,
+    result: topics.TopicResult,
+    after: Mapping[str, Any],
+    settings: OperatorSettings,
+) -> unchanged.LastRead | None:
+    """A reconcile that wrote nothing, as the baseline of the resource's next resync
+    (``runtime.unchanged``): while ZooKeeper applies no transaction after ``read_from`` (the
+    session's last zxid before the reconcile's read), what it read is what a resync would read,
+    and the resync ends without a read. Without it, an adopting operator's first resync of each
+    topic read it all again. ``None`` for a topic too large to probe (see ``unchanged``)."""
+    partitions = result.observed_partitions
+    if partitions is None or not unchanged.probed(partitions):
+        return None
+    return unchanged.LastRead(
+        key=key,
+        paths=store.topic_read_paths(topic, partitions),
+        stamps=None,
+        status_digest=unchanged.status_digest(after),
+        heartbeat_due=unchanged.heartbeat_due(after, settings.status_heartbeat_seconds),
+        zxid=read_from,
+    )
 
 
 def _patch_status(patch: kopf.Patch, uid: str, changes: Mapping[str, Any]) -> None:

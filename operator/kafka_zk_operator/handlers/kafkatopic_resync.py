@@ -40,7 +40,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import math
 import time
 import zlib
 from collections.abc import Callable, Hashable, Mapping
@@ -62,12 +61,10 @@ from kafka_zk_operator.domain.crd_identity import (
     PAUSED_ANNOTATION,
 )
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, parse_resource
-from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
 from kafka_zk_operator.runtime.resource_index import ResourceIndex, uid_of
-from kafka_zk_operator.service import topics
 
 KIND = kafkatopic.KIND
 #: Resyncs running at once (probes on the event loop, full reconciles in the thread pool).
@@ -350,7 +347,7 @@ async def resync(
     )
     if (
         reconciled is None
-        or not _read_only(reconciled[0])
+        or not reconciled[0].read_only
         or store is None
         or paths is None
         or before is None
@@ -369,7 +366,7 @@ async def resync(
         paths=paths,
         stamps=before,
         status_digest=unchanged.status_digest(after),
-        heartbeat_due=_heartbeat_due(after, memo.settings.status_heartbeat_seconds),
+        heartbeat_due=unchanged.heartbeat_due(after, memo.settings.status_heartbeat_seconds),
         zxid=zxid,
     )
     kafkatopic._last_reads.record(uid, last_read)
@@ -422,20 +419,10 @@ def _paths_to_probe(
     return store.topic_read_paths(resource.topic_name, resource.desired.partitions)
 
 
-def _read_only(result: topics.TopicResult) -> bool:
-    """A reconcile whose outcome follows from what it read alone: nothing written, no retry."""
-    return (
-        not result.writes
-        and result.retry_after is None
-        and result.rf_change is None
-        and result.observed_partitions is not None
-    )
-
-
 def _resync_key(view: Mapping[str, Any], resource: KafkaTopicResource, memo: Any, owners: Any) -> Hashable:
     """What a resync's result depends on besides ZooKeeper and the status (``runtime.unchanged``)."""
-    legacy = tuple(config.legacy_kopf_annotations(view.get("metadata", {}).get("annotations")))
-    return (resource.generation, resource.mode, kafkatopic._conflict_with(owners, memo, resource), legacy)
+    conflict_with = kafkatopic._conflict_with(owners, memo, resource)
+    return unchanged.resync_key(view.get("metadata", {}).get("annotations"), resource, conflict_with)
 
 
 def _open_store(memo: Any, resource: KafkaTopicResource) -> ZkStore | None:
@@ -445,10 +432,3 @@ def _open_store(memo: Any, resource: KafkaTopicResource) -> ZkStore | None:
         return pool.get(resource.cluster).open_store()
     except errors.KzoError:
         return None
-
-
-def _heartbeat_due(status: Mapping[str, Any], heartbeat_seconds: float) -> float:
-    last_sync = parse_timestamp(status.get("lastSyncTime"))
-    if last_sync is None or math.isinf(heartbeat_seconds):
-        return math.inf if math.isinf(heartbeat_seconds) else 0.0
-    return last_sync.timestamp() + heartbeat_seconds

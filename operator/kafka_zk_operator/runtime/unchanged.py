@@ -16,6 +16,13 @@ the next resync of the resource probes the same znodes and, when key, stamps and
 equal and no heartbeat is due, it is done: nothing read but the stamps, nothing written. Any
 difference, or no record, is a full reconcile as before.
 
+A create, update or resume handler whose reconcile wrote nothing and asked for no retry records
+one too, without stamps (it took none): only its zxid (below) can settle the next resync. A
+restarted operator's adoption reads every topic once; without this each topic's first resync read
+it all again (10,000 full reconciles in the first period after a restart, issue #16). A resync
+that finds a transaction since probes, has nothing to compare the stamps with, reads in full and
+records its stamps.
+
 Before probing, a resync compares ZooKeeper's last transaction id (one request a second for the
 whole cluster, ``stat_probe.RecentZxid``) with the one seen before the record's stamps were
 taken: equal means no znode at all changed since, and the resync is done without a request of
@@ -33,12 +40,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafka_zk_operator import config
 from kafka_zk_operator.adapters.zk.stat_probe import Stamp
+from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.domain.timestamps import parse_timestamp
 
 #: The most partitions a resync probes by stamps (see the module docstring).
 MAX_PROBED_PARTITIONS = 2_000
@@ -55,7 +66,8 @@ class LastRead:
 
     key: Hashable
     paths: tuple[str, ...]
-    stamps: tuple[Stamp, ...]
+    #: ``None``: recorded by a handler's read, which took no stamps (only ``zxid`` can settle).
+    stamps: tuple[Stamp, ...] | None
     status_digest: str
     #: Epoch seconds from which ``lastSyncTime`` is due again (``inf``: no heartbeat).
     heartbeat_due: float
@@ -65,6 +77,7 @@ class LastRead:
     def still_holds(self, key: Hashable, stamps: tuple[Stamp, ...], status_digest: str, now: float) -> bool:
         return (
             key == self.key
+            and self.stamps is not None
             and stamps == self.stamps
             and status_digest == self.status_digest
             and now < self.heartbeat_due
@@ -80,6 +93,24 @@ class LastRead:
             and status_digest == self.status_digest
             and now < self.heartbeat_due
         )
+
+
+def resync_key(
+    annotations: Mapping[str, Any] | None, resource: KafkaTopicResource, conflict_with: str | None
+) -> Hashable:
+    """What a reconcile's result depends on besides ZooKeeper and the status: the generation, the
+    reconcile mode, the resource that claims the same topic (``None``: none) and the legacy kopf
+    annotations a reconcile removes."""
+    legacy = tuple(config.legacy_kopf_annotations(annotations))
+    return (resource.generation, resource.mode, conflict_with, legacy)
+
+
+def heartbeat_due(status: Mapping[str, Any], heartbeat_seconds: float) -> float:
+    """Epoch seconds from which ``status`` needs its ``lastSyncTime`` heartbeat (``inf``: never)."""
+    last_sync = parse_timestamp(status.get("lastSyncTime"))
+    if last_sync is None or math.isinf(heartbeat_seconds):
+        return math.inf if math.isinf(heartbeat_seconds) else 0.0
+    return last_sync.timestamp() + heartbeat_seconds
 
 
 class LastReads:

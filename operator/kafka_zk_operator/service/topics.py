@@ -65,6 +65,17 @@ class TopicResult:
     #: (``None``: no such read): the watches of ``runtime.health`` start from it.
     read_since: int | None = None
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the outcome follows from what was read alone: nothing written, no retry, no
+        replication factor to hand over, and the topic read."""
+        return (
+            not self.writes
+            and self.retry_after is None
+            and self.rf_change is None
+            and self.observed_partitions is not None
+        )
+
 
 @dataclass(frozen=True)
 class TopicPolicies:
