@@ -161,15 +161,17 @@ def test_no_known_zxid_is_no_baseline(cluster: Any) -> None:
     assert kafkatopic._last_reads.get(UID) is None
 
 
-def test_a_status_patch_on_its_way_is_part_of_the_baseline(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The handler's patch has not come back through the watch when the resync runs: the resync
-    sees the status with it (``kafkatopic._pending``), as the handler recorded it."""
-    changed = {**IN_SYNC, "appliedConfig": ["retention.ms=3600000"]}
-    result = topics.TopicResult(status=changed, observed_partitions=1)
+def test_a_reconcile_that_changed_the_status_is_no_baseline(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first reconcile of an existing topic reports it ``Adopted``; the next one, from that
+    status, moves the reason on to ``InSync`` (found by ``tests/e2e/test_import.py``). So the
+    status a handler changed is no fixed point, and the next resync must read in full."""
+    adopted = {**IN_SYNC, "conditions": [{"type": "Ready", "status": "True", "reason": "Adopted"}]}
+    result = topics.TopicResult(status=adopted, observed_partitions=1)
     monkeypatch.setattr(topics, "reconcile_topic", lambda *args, **kwargs: result)
     _handle(cluster)
-    _resync(cluster)  # the resource's status is still IN_SYNC
-    assert cluster.full == [] and cluster.store.probes == 0
+    assert kafkatopic._last_reads.get(UID) is None
+    _resync(cluster)
+    assert cluster.full == ["full"]
 
 
 class _nothing:

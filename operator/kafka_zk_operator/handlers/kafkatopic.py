@@ -211,10 +211,9 @@ def _reconcile_now(
         )
         if changes:  # an in-sync resync patches nothing
             _patch_status(patch, uid, changes)
-        if result.read_only and read_from is not None:
+        if result.read_only and not changes and read_from is not None:
             key = unchanged.resync_key(body.get("metadata", {}).get("annotations"), resource, conflict_with)
-            after = unchanged.merge_patched(status, changes)  # the status once this patch lands
-            clean = _clean_read(store, resource.topic_name, key, read_from, result, after, settings)
+            clean = _clean_read(store, resource.topic_name, key, read_from, result, status, settings)
             if clean is not None:
                 _last_reads.record(uid, clean)
         _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
@@ -251,14 +250,16 @@ def _clean_read(
     key: Hashable,
     read_from: int,
     result: topics.TopicResult,
-    after: Mapping[str, Any],
+    status: Mapping[str, Any],
     settings: OperatorSettings,
 ) -> unchanged.LastRead | None:
-    """A reconcile that wrote nothing, as the baseline of the resource's next resync
-    (``runtime.unchanged``): while ZooKeeper applies no transaction after ``read_from`` (the
-    session's last zxid before the reconcile's read), what it read is what a resync would read,
-    and the resync ends without a read. Without it, an adopting operator's first resync of each
-    topic read it all again. ``None`` for a topic too large to probe (see ``unchanged``)."""
+    """A reconcile that wrote nothing and left ``status`` as it was, as the baseline of the
+    resource's next resync (``runtime.unchanged``): while ZooKeeper applies no transaction after
+    ``read_from`` (the session's last zxid before the reconcile's read), a resync would read what
+    it read and, from the same status, find the same: it ends without a read. Without it, an
+    adopting operator's first resync of each topic read it all again. Only a reconcile that changed
+    no status field: one that did (a first ``Adopted``, say) is not its own fixed point, since the
+    next reconcile moves the reason on to ``InSync``. ``None`` for a topic too large to probe."""
     partitions = result.observed_partitions
     if partitions is None or not unchanged.probed(partitions):
         return None
@@ -266,8 +267,8 @@ def _clean_read(
         key=key,
         paths=store.topic_read_paths(topic, partitions),
         stamps=None,
-        status_digest=unchanged.status_digest(after),
-        heartbeat_due=unchanged.heartbeat_due(after, settings.status_heartbeat_seconds),
+        status_digest=unchanged.status_digest(status),
+        heartbeat_due=unchanged.heartbeat_due(status, settings.status_heartbeat_seconds),
         zxid=read_from,
     )
 

@@ -16,8 +16,10 @@ the next resync of the resource probes the same znodes and, when key, stamps and
 equal and no heartbeat is due, it is done: nothing read but the stamps, nothing written. Any
 difference, or no record, is a full reconcile as before.
 
-A create, update or resume handler whose reconcile wrote nothing and asked for no retry records
-one too, without stamps (it took none): only its zxid (below) can settle the next resync. A
+A create, update or resume handler whose reconcile wrote nothing, asked for no retry and changed
+no status field records one too, without stamps (it took none): only its zxid (below) can settle
+the next resync. (A reconcile that changed the status is not its own fixed point: a first
+``Adopted`` becomes ``InSync`` on the next one, so its next resync reads in full.) A
 restarted operator's adoption reads every topic once; without this each topic's first resync read
 it all again (10,000 full reconciles in the first period after a restart, issue #16). A resync
 that finds a transaction since probes, has nothing to compare the stamps with, reads in full and
