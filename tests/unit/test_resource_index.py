@@ -55,3 +55,30 @@ def test_listed_entries_are_unconfirmed_until_an_event_or_a_check_confirms_them(
     index.update(_topic("u4", "logs"), None, listed=True)
     index.remove("u4")
     assert index.unconfirmed() == {} and index.get("logs") == []
+
+
+def _versioned(uid: str, topic: str, version: str) -> dict[str, Any]:
+    body = _topic(uid, topic)
+    body["metadata"]["resourceVersion"] = version
+    return body
+
+
+def test_the_state_already_indexed_is_not_computed_again_but_an_event_still_confirms_it() -> None:
+    computed: list[str] = []
+
+    def counting(body: Mapping[str, Any], memo: Any) -> dict[Any, Any]:
+        computed.append(body["metadata"].get("resourceVersion", "-"))
+        return _by_topic(body, memo)
+
+    index = ResourceIndex("t", counting)
+    index.update(_versioned("u1", "orders", "7"), None, listed=True)
+    index.update(_versioned("u1", "orders", "7"), None)  # kopf's listing: the same state
+    assert computed == ["7"] and index.unconfirmed() == {} and index.get("orders") == ["u1"]
+    index.update(_versioned("u1", "payments", "8"), None)  # a new state is indexed
+    assert computed == ["7", "8"] and index.get("orders") == [] and index.get("payments") == ["u1"]
+    index.remove("u1")
+    index.update(_versioned("u1", "orders", "8"), None)  # removed, then seen again: indexed anew
+    assert computed == ["7", "8", "8"] and index.get("orders") == ["u1"]
+    index.update(_topic("u2", "audit"), None)  # no resourceVersion (a test body): always indexed
+    index.update(_topic("u2", "audit"), None)
+    assert computed == ["7", "8", "8", "-", "-"] and index.get("audit") == ["u2"]

@@ -14,6 +14,10 @@ same order kopf's own indexes had). Entries the start-up listing added and no ev
 since (:meth:`ResourceIndex.unconfirmed`) may belong to resources deleted between the listing and
 kopf's own; ``handlers.indexes`` checks those once kopf has had time to deliver everything.
 
+An event that brings the very ``resourceVersion`` already indexed (kopf's own start-up listing
+after the operator's, one event per resource on every restart) changes nothing and is not indexed
+again; it only confirms the entry.
+
 Like kopf's ``Index``: ``key → the values of the resources under that key``; each resource
 contributes a ``{key: value}`` mapping computed from its body. Read from kopf's handler threads
 while the event loop updates it, so every access takes a lock.
@@ -46,6 +50,8 @@ class ResourceIndex:
         self._entries = entries
         self._values: dict[Hashable, dict[str, Any]] = {}
         self._keys_of: dict[str, tuple[Hashable, ...]] = {}
+        #: uid → the ``metadata.resourceVersion`` of the body indexed (one object state each).
+        self._versions: dict[str, str] = {}
         #: uid → (namespace, name) of the resources the listing added and no event confirmed yet.
         self._unconfirmed: dict[str, tuple[str, str]] = {}
         self._lock = threading.Lock()
@@ -54,9 +60,17 @@ class ResourceIndex:
         """Index ``body`` in place of what its resource contributed before. ``listed``: it comes
         from the start-up listing rather than from an event kopf delivered."""
         uid = uid_of(body)
+        version = (body.get("metadata") or {}).get("resourceVersion")
+        with self._lock:
+            if version is not None and self._versions.get(uid) == version:
+                if not listed:
+                    self._unconfirmed.pop(uid, None)
+                return  # this very state is indexed: the entries would be the same
         entries = dict(self._entries(body, memo))
         with self._lock:
             self._drop(uid)
+            if version is not None:
+                self._versions[uid] = str(version)
             for key, value in entries.items():
                 self._values.setdefault(key, {})[uid] = value
             if entries:
@@ -103,6 +117,7 @@ class ResourceIndex:
             return dict(self._unconfirmed)
 
     def _drop(self, uid: str) -> None:
+        self._versions.pop(uid, None)
         for key in self._keys_of.pop(uid, ()):
             under = self._values.get(key)
             if under is not None:
