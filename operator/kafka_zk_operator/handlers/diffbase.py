@@ -45,6 +45,9 @@ PROGRESS_FIELD = "status.kopf.progress"
 _ANNOTATION_STORAGE = kopf.AnnotationsDiffBaseStorage(
     prefix=crd_identity.KOPF_PREFIX, key=crd_identity.LAST_HANDLED_KEY
 )
+#: That storage's annotation keys. kopf derives them from the body only for a ReplicaSet owned by a
+#: Deployment (``mark_key``), never for the operator's kinds: built once, not on every event.
+_LEGACY_KEYS = frozenset(_ANNOTATION_STORAGE.make_keys(crd_identity.LAST_HANDLED_KEY))
 
 
 def progress_storage() -> kopf.StatusProgressStorage:
@@ -83,8 +86,7 @@ class DigestingStatusDiffBaseStorage(kopf.StatusDiffBaseStorage):
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
         essence = super().build(body=body, extra_fields=extra_fields)
-        legacy = set(_ANNOTATION_STORAGE.make_keys(crd_identity.LAST_HANDLED_KEY, body=body))
-        self.remove_annotations(essence, legacy)
+        self.remove_annotations(essence, _LEGACY_KEYS)
         self.remove_empty_stanzas(essence)
         return digested(essence)
 

@@ -139,7 +139,10 @@ def _reconcile(
         if still_wanted is not None and not still_wanted():
             return None  # deleted meanwhile: its delete handler ran, nothing must bring it back
         try:
-            reconciled = _reconcile_now(body, patch, memo, index, _pending.current(uid, status), uid)
+            # A plain copy once: kopf's ``status`` is a view that resolves its path again on each
+            # look-up, and a reconcile looks up its fields dozens of times.
+            plain = status if type(status) is dict else dict(status)
+            reconciled = _reconcile_now(body, patch, memo, index, _pending.current(uid, plain), uid)
         except kopf.TemporaryError:
             if not resync:
                 raise
