@@ -22,6 +22,7 @@ from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.handlers import (  # noqa: F401  (kafkatopic* register handlers)
     diffbase,
+    event_feed,
     indexes,
     kafkatopic,
     kafkatopic_resync,
@@ -29,6 +30,9 @@ from kafka_zk_operator.handlers import (  # noqa: F401  (kafkatopic* register ha
 )
 from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.leadership import LeaderElector
+
+#: Every event of the operator's kinds feeds its indexes (before ``kopf.run`` builds its processor).
+event_feed.install()
 
 #: Seconds before each retry of a failed Event POST.
 EVENT_BACKOFFS_S = (2.0, 8.0)

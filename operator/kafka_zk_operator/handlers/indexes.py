@@ -10,8 +10,8 @@ workers safely, at start-up as during a burst.
 - :func:`load` lists each kind page by page (``adapters.k8s.listing``) and indexes what it finds,
   from kopf's start-up activity: kopf starts watching only once it is done, so no handler sees a
   partial index;
-- :func:`kafkatopic_events` / :func:`partitionreassignment_events` index each event's body, or
-  drop the resource on ``DELETED``;
+- :func:`feed` indexes each event's body, or drops the resource on ``DELETED``: called for every
+  event of the two kinds before kopf processes it (``handlers.event_feed``);
 - a resource deleted between this listing and kopf's own never gets an event: :class:`Sweeper`
   checks, ``SWEEP_AFTER_SECONDS`` after the start, every entry that only the listing vouches for,
   and drops those the API server no longer has.
@@ -72,20 +72,6 @@ def _index(index: ResourceIndex, body: Mapping[str, Any], memo: Any, *, listed: 
     except Exception as error:
         index.remove(uid_of(body))
         log.warning("%s: not indexed in %s: %s", "/".join(ref_of(body)), index.name, error)
-
-
-@kopf.on.event(GROUP, VERSION, KAFKA_TOPIC.plural)
-async def kafkatopic_events(type: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
-    """``async`` although it never awaits: kopf runs it on every event of every KafkaTopic, and a
-    plain function would go through its thread pool each time (a third of the event loop's time
-    during a burst of 1,000 creations, py-spy, when the indexes were kopf's)."""
-    feed(KAFKA_TOPIC, type, body, memo)
-    kafkatopic_resync.kopf_saw(uid_of(body))
-
-
-@kopf.on.event(GROUP, VERSION, PARTITION_REASSIGNMENT.plural)
-async def partitionreassignment_events(type: str | None, body: kopf.Body, memo: Any, **_: Any) -> None:
-    feed(PARTITION_REASSIGNMENT, type, body, memo)
 
 
 def fill(custom: client.CustomObjectsApi, namespaces: tuple[str, ...], memo: Any) -> dict[str, int]:

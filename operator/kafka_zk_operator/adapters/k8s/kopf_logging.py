@@ -2,9 +2,9 @@
 KafkaTopic resume out of the operator's log.
 
 kopf logs ``Timer 'partitionreassignment_poll' succeeded.`` at INFO for every run of every timer,
-and ``Handler 'kafkatopic_events' succeeded.`` for every event of every resource (the feeders of
-the operator's indexes, ``handlers.indexes``: 40,000 lines in a burst of 10,000 KafkaTopics):
-lines that say nothing happened. So are ``Handler 'kafkatopic_resume' succeeded.`` and ``Resuming
+and, when the operator's indexes are fed by event handlers (``handlers.event_feed``'s fallback),
+``Handler 'kafkatopic_events' succeeded.`` for every event of every resource (40,000 lines in a
+burst of 10,000 KafkaTopics): lines that say nothing happened. So are ``Handler 'kafkatopic_resume' succeeded.`` and ``Resuming
 is processed: 1 succeeded; 0 failed.``: two lines per KafkaTopic each time the operator starts or
 takes over (20,000 for 10,000 topics, about 5 % of the event loop's time in that adoption), for
 a reconcile that most often finds the topic in sync; what one changes is in its Events and
@@ -21,7 +21,7 @@ import logging
 
 #: The timers whose successful runs are not logged.
 QUIET_TIMERS = ("partitionreassignment_poll",)
-#: The handlers whose successful runs are not logged: the index feeders and the KafkaTopic resume.
+#: The handlers whose successful runs are not logged: the fallback index feeders, the KafkaTopic resume.
 QUIET_HANDLERS = ("kafkatopic_events", "partitionreassignment_events", "kafkatopic_resume")
 #: kopf's summary of a resume whose one handler succeeded (any kind).
 QUIET_SUMMARIES = ("Resuming is processed: 1 succeeded; 0 failed.",)
