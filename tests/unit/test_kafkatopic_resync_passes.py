@@ -232,7 +232,7 @@ def test_the_passes_touch_a_forgotten_resource_once_a_period_and_resync_it_never
         touched.append((view["metadata"]["uid"], fields))
         return True
 
-    monkeypatch.setattr(kafkatopic_resync, "_patch_status", patch_status)
+    monkeypatch.setattr(kafkatopic_resync, "patch_status", patch_status)
     before = _nudges()
     passes.index.update(_unreported("lost"), None)
     passes.last_seen["lost"] = time.monotonic() - 10  # kopf saw it long before the first pass

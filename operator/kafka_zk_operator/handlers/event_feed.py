@@ -33,7 +33,7 @@ from kafka_zk_operator.domain.crd_identity import (
     VERSION,
     CustomResource,
 )
-from kafka_zk_operator.handlers import indexes, kafkatopic_resync
+from kafka_zk_operator.handlers import indexes, kafkatopic_adoption, kafkatopic_resync
 from kafka_zk_operator.runtime.resource_index import uid_of
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,13 @@ def feeding(original: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., 
         raw_event: Mapping[str, Any] = given["raw_event"]
         body: Mapping[str, Any] = raw_event.get("object") or {}
         indexes.feed(kind, raw_event.get("type"), body, given.get("memobase"))
+        if (
+            kind is KAFKA_TOPIC
+            and raw_event.get("type") is None
+            and await kafkatopic_adoption.adopt(given, body)
+        ):
+            kafkatopic_resync.kopf_saw(uid_of(body))
+            return None  # resumed without kopf (handlers.kafkatopic_adoption): nothing for it to do
         result = await original(*args, **kwargs)
         if kind is KAFKA_TOPIC:
             kafkatopic_resync.kopf_saw(uid_of(body))

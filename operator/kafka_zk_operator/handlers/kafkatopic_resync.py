@@ -289,7 +289,7 @@ class ResyncPasses:
         self.seen(uid)  # touched once a period at most, whatever the touch leads to
         fields = diffbase.touch_fields(datetime.now(UTC).isoformat())
         loop = asyncio.get_running_loop()
-        if await loop.run_in_executor(getattr(self.memo, "executor", None), _patch_status, view, fields):
+        if await loop.run_in_executor(getattr(self.memo, "executor", None), patch_status, view, fields):
             metrics.HANDLER_NUDGES.labels(KIND).inc()
 
 
@@ -386,14 +386,16 @@ def _full_resync(
         resync=True,
         still_wanted=still_wanted,
     )
-    if patch.status and not _patch_status(view, dict(patch.status)):
+    if patch.status and not patch_status(view, dict(patch.status)):
         kafkatopic._pending.forget(str(view["metadata"].get("uid", "")))
         return None
     return reconciled
 
 
-def _patch_status(view: View, fields: dict[str, Any]) -> bool:
-    meta = view["metadata"]
+def patch_status(body: Mapping[str, Any], fields: dict[str, Any]) -> bool:
+    """Merge-patch ``fields`` into the status of the KafkaTopic ``body`` names (a view or a
+    body); False when it did not land (logged)."""
+    meta = body["metadata"]
     ref = (str(meta.get("namespace", "")), str(meta.get("name", "")))
     try:
         with reachable("patching a KafkaTopic's status"):
