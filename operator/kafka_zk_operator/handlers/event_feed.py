@@ -9,7 +9,9 @@ issue #16), for two dictionary updates. :func:`install` wraps kopf's per-event p
 raw event): the indexes are fed before kopf's processing of the event starts, as the event
 handler was run before the change handlers, and the resync passes hear of the event once kopf's
 processing ends (``kafkatopic_resync.kopf_saw``: its Event queue is set in the worker's context
-by then).
+by then). A listing event of a settled KafkaTopic kopf has no memory of is resumed without kopf
+(``handlers.kafkatopic_adoption``) when kopf would do nothing else with it; kopf's processor is
+then not called for that event.
 
 That processor is kopf's internal: when it is not there, or not with the arguments this wrapper
 reads, :func:`install` registers the ``@kopf.on.event`` handlers instead, which do the same.

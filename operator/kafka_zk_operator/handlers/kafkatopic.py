@@ -1,6 +1,7 @@
 """kopf handlers for KafkaTopic: create, update, resume and the periodic resync (its passes are in
 ``handlers.kafkatopic_resync``) all run the same level-based reconcile
-(``service.topics.reconcile_topic``); delete drives Kafka's deletion.
+(``service.topics.reconcile_topic``); delete drives Kafka's deletion. A settled resource's resume
+at start-up runs the same reconcile without kopf (``handlers.kafkatopic_adoption``).
 
 Name conflicts (two resources for one Kafka topic in one cluster) are decided with an index
 (:data:`OWNERS`, fed by ``handlers.indexes``): the oldest resource wins, the others report
