@@ -8,7 +8,8 @@ burst of 10,000 KafkaTopics): lines that say nothing happened. So are ``Handler 
 is processed: 1 succeeded; 0 failed.``: two lines per KafkaTopic each time the operator starts or
 takes over (20,000 for 10,000 topics, about 5 % of the event loop's time in that adoption), for
 a reconcile that most often finds the topic in sync; what one changes is in its Events and
-status. What a poll finds is already in the resource's status, its Events and the metrics
+status. (A settled KafkaTopic is now resumed without kopf, ``handlers.kafkatopic_adoption``: the
+lines remain for those kopf resumes.) What a poll finds is already in the resource's status, its Events and the metrics
 (``kzo_reconciliations_total``). (The KafkaTopic resync is no kopf timer:
 ``handlers.kafkatopic_resync``.) ``--verbose`` keeps them. Failures and retries are logged by
 kopf at WARNING or ERROR and always pass, and so do the success lines of the create, update and
