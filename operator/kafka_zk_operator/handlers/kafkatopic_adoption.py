@@ -135,15 +135,6 @@ def _reconcile(body: Mapping[str, Any], memo: Any) -> bool:
             kopf.Body(cast(kopf.RawBody, body)), patch, memo, kafkatopic.OWNERS, body.get("status") or {}
         )
     except kopf.TemporaryError:
-        _patch_status(body, patch)
+        kafkatopic_resync.land_status(body, patch)
         raise
-    return _patch_status(body, patch)
-
-
-def _patch_status(body: Mapping[str, Any], patch: kopf.Patch) -> bool:
-    if not patch.status:
-        return True
-    if kafkatopic_resync.patch_status(body, dict(patch.status)):
-        return True
-    kafkatopic._pending.forget(str((body.get("metadata") or {}).get("uid", "")))
-    return False
+    return kafkatopic_resync.land_status(body, patch)

@@ -386,10 +386,19 @@ def _full_resync(
         resync=True,
         still_wanted=still_wanted,
     )
-    if patch.status and not patch_status(view, dict(patch.status)):
-        kafkatopic._pending.forget(str(view["metadata"].get("uid", "")))
-        return None
-    return reconciled
+    return reconciled if land_status(view, patch) else None
+
+
+def land_status(body: Mapping[str, Any], patch: kopf.Patch) -> bool:
+    """Merge-patch the status changes a reconcile left in ``patch`` (if any) outside kopf; True
+    when they landed or there were none. When they did not, the resource's pending record
+    (``kafkatopic._pending``) is dropped: the next reconcile starts from the status the API holds."""
+    if not patch.status:
+        return True
+    if patch_status(body, dict(patch.status)):
+        return True
+    kafkatopic._pending.forget(str((body.get("metadata") or {}).get("uid", "")))
+    return False
 
 
 def patch_status(body: Mapping[str, Any], fields: dict[str, Any]) -> bool:
