@@ -83,3 +83,54 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot.create("/brokers/ids/1", _registration(4))  # ... and registers again
     assert store.config_change_version(ConfigEntityType.TOPICS) == 2
     assert len(reads) == 2 + 1 + 2
+
+
+def test_the_pending_reassignment_is_read_and_decoded_again_only_when_its_znode_changed(
+    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every reconcile of a topic asks whether it is being moved; a 10,000-partition znode is
+    710 KB and half a second to decode, so its data is read once per state of the znode."""
+    store = ZkStore(idle_chroot)
+    path = znodes_admin.REASSIGN_PARTITIONS_PATH
+    reads: list[str] = []
+    real_get = store._get
+
+    def recording_get(read: str) -> tuple[bytes, ZnodeStat] | None:
+        reads.append(read)
+        return real_get(read)
+
+    monkeypatch.setattr(store, "_get", recording_get)
+    assert store.pending_reassignment() is None and store.maybe_in_reassignment("orders") == (False, None)
+    orders = [znodes_admin.PartitionReassignment("orders", 0, (1, 2))]
+    store.create_reassignment(orders)
+    for _ in range(3):
+        assert store.maybe_in_reassignment("orders") == (True, None)
+        assert store.maybe_in_reassignment("other") == (False, None)
+    pending = store.pending_reassignment()
+    assert pending is not None and pending.value == orders and pending.version == 0
+    pending.value.clear()  # a caller's copy: what the store keeps is not changed
+    assert reads.count(path) == 1, "read once while unchanged"
+
+    other = [znodes_admin.PartitionReassignment("other", 1, (2,))]
+    encoded = znodes_admin.ReassignPartitionsZNode.encode(other)
+    idle_chroot.set(path, encoded)  # as the controller rewrites it when partitions complete
+    assert store.maybe_in_reassignment("orders") == (False, None)
+    assert store.maybe_in_reassignment("other") == (True, None)
+    idle_chroot.set(path, encoded)  # the same bytes again: a new state all the same
+    again = store.pending_reassignment()
+    assert again is not None and again.version == 2 and [e.topic for e in again.value] == ["other"]
+    assert reads.count(path) == 3
+
+    idle_chroot.set(path, b'{"version":1,"partitions":"all"}')
+    for _ in range(2):
+        moving, problem = store.maybe_in_reassignment("orders")
+        assert moving and problem is not None and "reassign_partitions is malformed" in problem
+        with pytest.raises(errors.MalformedZnode, match="reassign_partitions"):
+            store.pending_reassignment()
+    assert reads.count(path) == 4, "a corrupt znode is not read again until it changes"
+
+    idle_chroot.delete(path)
+    assert store.maybe_in_reassignment("orders") == (False, None)
+    store.create_reassignment(orders)  # the same data, a new znode
+    assert store.pending_reassignment() is not None and store.maybe_in_reassignment("orders") == (True, None)
+    assert reads.count(path) == 5

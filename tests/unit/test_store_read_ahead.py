@@ -78,7 +78,8 @@ class FakeZk:
 
     def exists_async(self, path: str, watch: Any = None) -> _Answer:
         self.sent.append(("ahead", "exists", path))
-        return _Answer(self._exists(path))
+        self.timeline.append(f"send {path}")
+        return _Answer(self._exists(path), on_taken=lambda: self.timeline.append(f"wait {path}"))
 
 
 _BROKER = (

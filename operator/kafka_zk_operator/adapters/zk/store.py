@@ -180,7 +180,7 @@ class ZkStore(ConfigStore, AdminRequestStore):
         )
         if not states:
             return ()
-        return (("get", znodes_admin.REASSIGN_PARTITIONS_PATH), *(states if with_states else ()))
+        return (("exists", znodes_admin.REASSIGN_PARTITIONS_PATH), *(states if with_states else ()))
 
     def read_topic_and_brokers(
         self, topic: str, *, expected_partitions: int = 0
