@@ -8,15 +8,18 @@ topic (operator metric ``kzo_zookeeper_writes_total``) and the operator's API wr
 then, once each topic's first resync is done (a whole period without a full reconcile), over
 two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and the
 operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
-has reconciled each once, and its writes (must be 0).
+has reconciled each once, and its writes (must be 0). With ``--adopt-during-reassignment P``,
+one more restart while a reassignment of P partitions is pending (one that cannot finish).
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
        [--operator-env KEY=VALUE ...] [--profile-noop DIR] [--profile-burst DIR] [--burst-only]
+       [--adopt-during-reassignment PARTITIONS]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kazoo.client import KazooClient
 from kubernetes import client, config
 from ready_watch import ReadyWatch
 
@@ -183,6 +187,61 @@ def start_profile(
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def restart_and_adopt(
+    state: Any, log_path: Path, n: int, env: dict[str, str], profile: Path | None
+) -> tuple[OperatorProcess, float]:
+    """A fresh operator, timed until it has reconciled each of the ``n`` topics once."""
+    adopting = OperatorProcess(
+        kubeconfig=Path(state.kubeconfig), zk_connect=state.zk_connect, log_path=log_path, extra_env=env
+    )
+    restarted = time.monotonic()
+    adopting.start()
+    profiler = start_profile(adopting.pid, None, profile) if profile and adopting.pid else None
+    while adopting.metric_sum("kzo_reconciliations_total") < n:
+        time.sleep(0.5)
+        if time.monotonic() - restarted > 1800:
+            adopting.stop()
+            raise SystemExit(f"the restarted operator did not adopt {n} topics in 30 min")
+    adopted = time.monotonic() - restarted
+    if profiler is not None:
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait(timeout=60)
+        log(f"N={n}: adoption profile (py-spy, collapsed stacks): {profile}")
+    return adopting, adopted
+
+
+def changed_fields(operator: OperatorProcess) -> str:
+    fields = kafkatopic_counts(operator, "kzo_status_fields_patched_total", "field")
+    if not fields:
+        return ""
+    return f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(fields.items()))})"
+
+
+def create_stuck_reassignment(zk_connect: str, partitions: int) -> int:
+    """Create ``/admin/reassign_partitions`` for the first ``partitions`` partitions (topics in
+    name order), each given one more replica on a broker id no broker has: Kafka's controller
+    adds it and waits for it forever, so the znode stays. Returns its size in bytes."""
+    zk = KazooClient(hosts=zk_connect)
+    zk.start()
+    try:
+        absent = max(int(b) for b in zk.get_children("/brokers/ids")) + 1
+        entries: list[dict[str, Any]] = []
+        for topic in sorted(zk.get_children("/brokers/topics")):
+            assigned = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
+            for partition, replicas in sorted(assigned.items(), key=lambda item: int(item[0])):
+                entries.append({"topic": topic, "partition": int(partition), "replicas": [*replicas, absent]})
+                if len(entries) == partitions:
+                    break
+            if len(entries) == partitions:
+                break
+        data = json.dumps({"version": 1, "partitions": entries}).encode()
+        zk.create("/admin/reassign_partitions", data)
+        return len(data)
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def run(
     n: int,
     partitions: int,
@@ -194,12 +253,18 @@ def run(
     *,
     burst_profile_dir: Path | None = None,
     burst_only: bool = False,
+    reassigning: int = 0,
 ) -> dict[str, Any] | None:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
+
+    run_env = {"KZO_RESYNC_SECONDS": str(resync), **operator_env}
+
     heap = broker_heap or broker_heap_for(n, partitions, rf)
     log(f"N={n}: broker heap {heap}")
     stack = LocalStack(
-        StackSpec(broker_heap=heap), workdir / "stack", progress=lambda m: print(f"  [stack] {m}", file=sys.stderr)
+        StackSpec(broker_heap=heap),
+        workdir / "stack",
+        progress=lambda m: print(f"  [stack] {m}", file=sys.stderr),
     )
     state = stack.up()
     operator = None
@@ -212,7 +277,7 @@ def run(
             kubeconfig=Path(state.kubeconfig),
             zk_connect=state.zk_connect,
             log_path=workdir / "operator.log",
-            extra_env={"KZO_RESYNC_SECONDS": str(resync), **operator_env},
+            extra_env=run_env,
         )
         operator.start()
         assert operator.pid is not None
@@ -225,7 +290,9 @@ def run(
         api_before_burst = apiserver_mutations(api)
         ready_watch = ReadyWatch(custom, "bench")  # counts from events, not by listing all N
         burst_profile = burst_profile_dir / f"burst-{n}.txt" if burst_profile_dir else None
-        burst_profiler = start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
+        burst_profiler = (
+            start_profile(operator.pid, None, burst_profile, idle=True) if burst_profile else None
+        )
         started = time.monotonic()
         applied = create_burst(custom, n, partitions, rf, "bench")
         log(f"N={n}: {n} KafkaTopics created through the API in {applied:.1f} s")
@@ -286,7 +353,9 @@ def run(
         # Status patches because Kafka changed leaders or ISR (a broker that lost its ZooKeeper
         # session on an overloaded machine): Kafka's doing, not the resync's; shown apart.
         resync_refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes_before_resync
-        resync_outcomes = kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
+        resync_outcomes = (
+            kafkatopic_counts(operator, "kzo_reconciliations_total", "result") - outcomes_before_resync
+        )
         log(
             f"N={n}: no-op window: {resync_writes:.0f} ZooKeeper and {resync_api_writes} API writes "
             f"({int(resync_refreshes)} of them status refreshes after leader/ISR changes in Kafka), "
@@ -298,31 +367,34 @@ def run(
         # resume), nothing written.
         operator.stop()
         api_before_adoption = apiserver_mutations(api)
-        adopting = OperatorProcess(
-            kubeconfig=Path(state.kubeconfig),
-            zk_connect=state.zk_connect,
-            log_path=workdir / "operator-restarted.log",
-            extra_env={"KZO_RESYNC_SECONDS": str(resync), **operator_env},
-        )
-        restarted = time.monotonic()
-        adopting.start()
-        operator = adopting
         adopt_profile = profile_dir / f"adopt-{n}.txt" if profile_dir else None
-        adopt_profiler = start_profile(operator.pid, None, adopt_profile) if adopt_profile else None
-        while operator.metric_sum("kzo_reconciliations_total") < n:
-            time.sleep(0.5)
-            if time.monotonic() - restarted > 1800:
-                raise SystemExit(f"the restarted operator did not adopt {n} topics in 30 min")
-        adopted = time.monotonic() - restarted
-        if adopt_profiler is not None:
-            adopt_profiler.send_signal(signal.SIGINT)
-            adopt_profiler.wait(timeout=60)
-            log(f"N={n}: adoption profile (py-spy, collapsed stacks): {adopt_profile}")
+        operator, adopted = restart_and_adopt(
+            state, workdir / "operator-restarted.log", n, run_env, adopt_profile
+        )
         log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
-        adopt_fields = kafkatopic_counts(operator, "kzo_status_fields_patched_total", "field")
-        if adopt_fields:
-            adopt_api_detail += f" (status fields changed: {', '.join(f'{k}: {v}' for k, v in sorted(adopt_fields.items()))})"
+        adopt_api_detail += changed_fields(operator)
+        adopt_zk_writes = operator.metric_sum("kzo_zookeeper_writes_total")
+        adopt_peak_rss = proc_peak_rss_mb(operator.pid) if operator.pid else 0.0
+        if reassigning:
+            # The same restart while a reassignment of that many partitions is pending (one that
+            # cannot finish: each partition also gets an absent broker): every topic's reconcile
+            # asks whether its topic is in it. Its own topics' statuses change (they are moving).
+            operator.stop()
+            size = create_stuck_reassignment(state.zk_connect, reassigning)
+            api_before = apiserver_mutations(api)
+            operator, adopted_moving = restart_and_adopt(
+                state, workdir / "operator-reassigning.log", n, run_env, None
+            )
+            cpu_moving = proc_cpu_seconds(operator.pid) if operator.pid else 0.0
+            api_moving, api_moving_detail = writes_between(api_before, apiserver_mutations(api))
+            log(
+                f"N={n}: with a pending reassignment of {reassigning} partitions ({size:,} bytes), a restarted "
+                f"operator reconciled all {n} in {adopted_moving:.1f} s with {cpu_moving:.1f} s of CPU; "
+                f"{operator.metric_sum('kzo_zookeeper_writes_total'):.0f} ZooKeeper and {api_moving} API writes "
+                f"({api_moving_detail or 'none'}{changed_fields(operator)}), peak RSS "
+                f"{proc_peak_rss_mb(operator.pid) if operator.pid else 0.0:.0f} MB"
+            )
         return {
             "n": n,
             "apply_s": applied,
@@ -337,14 +409,14 @@ def run(
             "noop_resync_cpu_s": resync_cpu,
             "first_resyncs_s": settled,
             "adopt_s": adopted,
-            "adopt_zk_writes": operator.metric_sum("kzo_zookeeper_writes_total"),
+            "adopt_zk_writes": adopt_zk_writes,
             "adopt_api_writes": adopt_api_writes,
             "detail": f"API writes until all Ready: {burst_api_detail or 'none'}; "
             f"no-op resync API writes: {resync_api_detail or 'none'}; "
             f"no-op window ({window} s): {int(resync_full)} full reconciles, "
             f"{int(resync_stamped)} resyncs by unchanged stamps; "
             f"adoption API writes: {adopt_api_detail or 'none'}",
-            "adopt_peak_rss_mb": proc_peak_rss_mb(operator.pid) if operator.pid else 0.0,
+            "adopt_peak_rss_mb": adopt_peak_rss,
         }
     finally:
         if operator is not None:
@@ -391,6 +463,13 @@ def main() -> int:
         action="store_true",
         help="stop once all are Ready (the burst's figures only: no no-op window, no adoption)",
     )
+    parser.add_argument(
+        "--adopt-during-reassignment",
+        type=int,
+        default=0,
+        metavar="PARTITIONS",
+        help="after the adoption, restart once more while a reassignment of PARTITIONS partitions is pending",
+    )
     args = parser.parse_args()
     for directory in (args.profile_noop, args.profile_burst):
         if directory is not None:
@@ -407,6 +486,7 @@ def main() -> int:
             args.profile_noop,
             burst_profile_dir=args.profile_burst,
             burst_only=args.burst_only,
+            reassigning=args.adopt_during_reassignment,
         )
         for n in args.topics.split(",")
     ]
