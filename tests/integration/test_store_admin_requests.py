@@ -58,13 +58,8 @@ def _registration(version: int) -> bytes:
     return f'{{{endpoints}"jmx_port":-1,"host":"h","timestamp":"1","port":9092,"version":{version}}}'.encode()
 
 
-def test_the_notification_version_follows_the_live_brokers_reading_them_once_per_change(
-    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = ZkStore(idle_chroot)
-    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, "no live broker: the line is unknown, v1"
-    idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
-    idle_chroot.create("/brokers/ids/2", _registration(4))
+def _data_reads(store: ZkStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths whose data ``store`` reads from now on, in order (its ``_get``)."""
     reads: list[str] = []
     real_get = store._get
 
@@ -73,6 +68,17 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
         return real_get(path)
 
     monkeypatch.setattr(store, "_get", recording_get)
+    return reads
+
+
+def test_the_notification_version_follows_the_live_brokers_reading_them_once_per_change(
+    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ZkStore(idle_chroot)
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, "no live broker: the line is unknown, v1"
+    idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
+    idle_chroot.create("/brokers/ids/2", _registration(4))
+    reads = _data_reads(store, monkeypatch)
     assert store.config_change_version(ConfigEntityType.TOPICS) == 1
     with pytest.raises(errors.NotSupported, match=r"0\.10\.1 or later"):
         store.config_change_version(ConfigEntityType.BROKERS)  # a v3 broker may be 0.10.0: no broker configs
@@ -92,14 +98,7 @@ def test_the_pending_reassignment_is_read_and_decoded_again_only_when_its_znode_
     710 KB and half a second to decode, so its data is read once per state of the znode."""
     store = ZkStore(idle_chroot)
     path = znodes_admin.REASSIGN_PARTITIONS_PATH
-    reads: list[str] = []
-    real_get = store._get
-
-    def recording_get(read: str) -> tuple[bytes, ZnodeStat] | None:
-        reads.append(read)
-        return real_get(read)
-
-    monkeypatch.setattr(store, "_get", recording_get)
+    reads = _data_reads(store, monkeypatch)
     assert store.pending_reassignment() is None and store.maybe_in_reassignment("orders") == (False, None)
     orders = [znodes_admin.PartitionReassignment("orders", 0, (1, 2))]
     store.create_reassignment(orders)
