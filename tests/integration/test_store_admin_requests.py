@@ -4,8 +4,10 @@ registrations are whatever the test writes."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from kazoo.client import KazooClient
@@ -133,3 +135,66 @@ def test_the_pending_reassignment_is_read_and_decoded_again_only_when_its_znode_
     store.create_reassignment(orders)  # the same data, a new znode
     assert store.pending_reassignment() is not None and store.maybe_in_reassignment("orders") == (True, None)
     assert reads.count(path) == 5
+
+
+def test_a_resync_learns_a_topic_s_place_in_a_rewritten_reassignment_from_one_decode_per_state(
+    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller rewrites /admin/reassign_partitions as partitions finish; a resync whose
+    probe finds that znode's stamp alone moved asks the topic's place in the new state
+    (``runtime.unchanged``): from the decode kept without a request, else read and decoded once
+    however many resyncs ask at the same time."""
+    store = ZkStore(idle_chroot)
+    path = znodes_admin.REASSIGN_PARTITIONS_PATH
+    idle_chroot.ensure_path("/brokers/ids")
+    paths = store.topic_read_paths("orders", 1)
+    recorded = asyncio.run(store.stamps(paths))
+    assert recorded is not None
+    assert store.reassignment_moved_alone(paths, recorded, recorded) is None, "nothing moved"
+
+    store.create_reassignment(
+        [znodes_admin.PartitionReassignment("orders", 0, (1, 2)), znodes_admin.PartitionReassignment("other", 0, (2,))]
+    )
+    created = asyncio.run(store.stamps(paths))
+    assert created is not None
+    stat = idle_chroot.exists(path)
+    assert stat is not None and store.reassignment_moved_alone(paths, recorded, created) == stat.mzxid
+    reads = _data_reads(store, monkeypatch)
+    assert store.kept_reassignment_place("orders", stat.mzxid) is None, "nothing decoded yet"
+    asking = ["orders", "idle"] * 8
+    with ThreadPoolExecutor(len(asking)) as pool:
+        places = list(pool.map(lambda topic: store.reassignment_place(topic, stat.mzxid), asking))
+    assert places == [(True, None), (False, None)] * 8
+    assert reads.count(path) == 1, "one decode for every resync that asked at once"
+    assert store.kept_reassignment_place("orders", stat.mzxid) == (True, None)
+    assert store.kept_reassignment_place("idle", stat.mzxid) == (False, None)
+
+    # The controller finished "orders" and rewrote the znode with the rest.
+    idle_chroot.set(path, znodes_admin.ReassignPartitionsZNode.encode([znodes_admin.PartitionReassignment("other", 0, (2,))]))
+    rewritten = asyncio.run(store.stamps(paths))
+    assert rewritten is not None
+    newer = store.reassignment_moved_alone(paths, created, rewritten)
+    assert newer is not None and newer > stat.mzxid
+    assert store.kept_reassignment_place("orders", newer) is None, "the decode kept is of an older state"
+    assert store.reassignment_place("orders", newer) == (False, None)
+    assert store.kept_reassignment_place("orders", stat.mzxid) == (False, None), "a later state answers too"
+    assert reads.count(path) == 2
+
+    idle_chroot.set(path, b'{"version":1,"partitions":"all"}')
+    corrupt = asyncio.run(store.stamps(paths))
+    assert corrupt is not None
+    mzxid = store.reassignment_moved_alone(paths, rewritten, corrupt)
+    assert mzxid is not None
+    moving, problem = store.reassignment_place("idle", mzxid)
+    assert moving and problem is not None and "reassign_partitions is malformed" in problem
+
+    idle_chroot.delete(path)
+    idle_chroot.create(znodes_admin.delete_topic_path("orders"), b"", makepath=True)  # being deleted too
+    both = asyncio.run(store.stamps(paths))
+    assert both is not None
+    assert store.reassignment_moved_alone(paths, corrupt, both) is None, "another of its znodes moved"
+    idle_chroot.delete(znodes_admin.delete_topic_path("orders"))
+    finished = asyncio.run(store.stamps(paths))
+    assert finished is not None and store.reassignment_moved_alone(paths, corrupt, finished) == 0
+    assert store.kept_reassignment_place("orders", 0) == (False, None)
+    assert reads.count(path) == 3

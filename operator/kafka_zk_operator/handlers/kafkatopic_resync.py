@@ -15,8 +15,8 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
   period, however many arrive at once. At most ``MAX_IN_FLIGHT`` resyncs run at a time;
 - each resync is what the timer did: skipped when another reconcile of the resource finished
   in the last half period (``runtime.resync_gate``); ended on the event loop when ZooKeeper
-  applied no transaction since the last clean resync, or the znodes it read are unchanged
-  (``runtime.unchanged``); else the full reconcile runs in the handlers' thread pool, and its
+  applied no transaction since the last clean resync, or the znodes it read are unchanged but
+  for a reassignment the topic's place in is the same (``runtime.unchanged``); else the full reconcile runs in the handlers' thread pool, and its
   status changes are merge-patched. Only resources with the operator's finalizer, not being
   deleted and reported on once by a handler are resynced (:func:`resyncable`); the check is
   repeated under the resource's lock, so a resync that waited behind the delete handler cannot
@@ -52,6 +52,7 @@ import kopf
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, reachable
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
+from kafka_zk_operator.adapters.zk.stat_probe import Stamp
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import (
@@ -316,9 +317,10 @@ async def resync(
     """One resource's resync: skipped (nothing read, nothing written) when another reconcile of
     the resource finished less than half a period ago (``runtime.resync_gate``). Otherwise, when
     ZooKeeper applied no transaction at all since the last clean resync, or the znodes that
-    resync read (probed on the event loop) are as they were, and the resource and its status
-    too, nothing else is read (``runtime.unchanged``); else the full reconcile runs in the
-    handlers' thread pool."""
+    resync read (probed on the event loop) are as they were (``/admin/reassign_partitions`` may
+    have changed if the topic's place in it did not), and the resource and its status too,
+    nothing else is read (``runtime.unchanged``); else the full reconcile runs in the handlers'
+    thread pool."""
     uid = str(view["metadata"].get("uid", ""))
     if not kafkatopic._resyncs.due(uid):
         return
@@ -340,6 +342,15 @@ async def resync(
     if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
         if zxid is not None and zxid != last.zxid:  # nothing it read changed up to zxid
             kafkatopic._last_reads.record(uid, dataclasses.replace(last, zxid=zxid))
+        metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
+        return
+    if (
+        last is not None
+        and before is not None
+        and store is not None
+        and await _holds_but_for_reassignment(store, memo, stopping, resource.topic_name, last, key, before, digest)
+    ):
+        kafkatopic._last_reads.record(uid, dataclasses.replace(last, stamps=before, zxid=zxid))
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
     reconciled = await in_pool.run_in_pool_unless_stopped(
@@ -368,8 +379,39 @@ async def resync(
         status_digest=unchanged.status_digest(after),
         heartbeat_due=unchanged.heartbeat_due(after, memo.settings.status_heartbeat_seconds),
         zxid=zxid,
+        reassignment=result.reassignment_place,
     )
     kafkatopic._last_reads.record(uid, last_read)
+
+
+async def _holds_but_for_reassignment(
+    store: ZkStore,
+    memo: Any,
+    stopping: asyncio.Event,
+    topic: str,
+    last: unchanged.LastRead,
+    key: Hashable,
+    stamps: tuple[Stamp, ...],
+    digest: str,
+) -> bool:
+    """Whether ``last`` still holds although ``/admin/reassign_partitions`` changed: its stamp
+    alone moved and the topic's place in it is the one the read decided from (``runtime.
+    unchanged``). The place comes from the decode the store keeps, or, when that is older, from
+    the znode read and decoded once in the thread pool (the other resyncs then find it kept)."""
+    if last.reassignment is None or last.stamps is None:
+        return False
+    if not last.still_holds(key, last.stamps, digest, time.time()):
+        return False
+    mzxid = store.reassignment_moved_alone(last.paths, last.stamps, stamps)
+    if mzxid is None:
+        return False
+    place = store.kept_reassignment_place(topic, mzxid)
+    if place is None:
+        try:
+            place = await in_pool.run_in_pool_unless_stopped(memo, stopping, store.reassignment_place, topic, mzxid)
+        except errors.KzoError:
+            return False  # the full reconcile reports it
+    return place == last.reassignment
 
 
 def _full_resync(

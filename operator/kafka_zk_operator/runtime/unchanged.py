@@ -31,6 +31,17 @@ taken: equal means no znode at all changed since, and the resync is done without
 its own. On a quiet cluster that is every resync; a busy one falls back to the stamps, and a
 resync whose stamps match moves its record's zxid forward.
 
+Every topic's read includes ``/admin/reassign_partitions`` (while a topic is in it, partitions
+and the replication factor wait), and Kafka's controller rewrites that znode as the partitions of
+a reassignment finish: with its stamp compared like the others, each rewrite turned the next
+resync of *every* topic into a full read (about a restart's work per period for as long as a
+reassignment runs, issue #16). A reconcile depends only on the topic's place in it (in it or not;
+unreadable), so a record keeps that place, and when the znode's stamp alone moved, the resync asks
+the place in the new state from the decode the store keeps (read and decoded once per state of
+the znode, in the thread pool, when none is kept yet): the same place is the same result. This is
+sound whenever the znode changed: a reconcile reads after its stamps were taken, so the place it
+decided from is of that state or a later one, and the one compared with is later still.
+
 A topic of more than :data:`MAX_PROBED_PARTITIONS` partitions (by its spec before the first
 clean resync, by ZooKeeper after) is never probed: a probe costs the event loop about 0.25 ms
 per znode (3,000 stamps took 0.7-0.8 s of CPU), and the schema lets a spec ask for 1,000,000
@@ -75,6 +86,10 @@ class LastRead:
     heartbeat_due: float
     #: ZooKeeper's last transaction id, seen before ``stamps`` were taken (None: not known).
     zxid: int | None = None
+    #: The topic's place in ``/admin/reassign_partitions`` (in it, why unreadable) the read
+    #: decided from (None: not known). When that znode's stamp alone moved, the record still holds
+    #: if the topic's place in its new state is the same (see the module docstring).
+    reassignment: tuple[bool, str | None] | None = None
 
     def still_holds(self, key: Hashable, stamps: tuple[Stamp, ...], status_digest: str, now: float) -> bool:
         return (

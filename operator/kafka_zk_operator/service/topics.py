@@ -64,6 +64,10 @@ class TopicResult:
     #: The session's last zxid before the topic was read again after this reconcile's writes
     #: (``None``: no such read): the watches of ``runtime.health`` start from it.
     read_since: int | None = None
+    #: The topic's place in ``/admin/reassign_partitions`` as last read: (in it, why that znode
+    #: could not be read); ``None`` when nothing was read. A resync compares it with the place
+    #: in a later state of the znode (``runtime.unchanged``).
+    reassignment_place: tuple[bool, str | None] | None = None
 
     @property
     def read_only(self) -> bool:
@@ -275,6 +279,7 @@ def _report(
         observed_partitions=None
         if observed is None
         else (0 if observed.assignment is None else observed.assignment.partition_count),
+        reassignment_place=None if observed is None else (observed.in_reassignment, observed.reassignment_note),
     )
     if isinstance(done.outcome, errors.KzoError) and done.outcome.retryable:
         result.retry_message = done.outcome.message

@@ -203,6 +203,24 @@ class ZkStore(ConfigStore, AdminRequestStore):
             *(znodes_topics.PartitionStateZNode.path(topic, p) for p in range(partitions)),
         )
 
+    @staticmethod
+    def reassignment_moved_alone(
+        paths: Sequence[str], recorded: Sequence[stat_probe.Stamp], current: Sequence[stat_probe.Stamp]
+    ) -> int | None:
+        """When the stamps ``current`` of ``paths`` (:meth:`topic_read_paths`) differ from
+        ``recorded`` in ``/admin/reassign_partitions`` alone: its ``mzxid`` now (0: it does not
+        exist), to be asked the topic's place in it (``kept_reassignment_place``). Else None.
+
+        The controller rewrites that znode as partitions finish; its stamp is in every topic's
+        read, but a topic's reconcile depends only on its place in it (in it or not, or unreadable)."""
+        if len(paths) != len(recorded) or len(paths) != len(current):
+            return None
+        moved = [index for index, (old, new) in enumerate(zip(recorded, current, strict=True)) if old != new]
+        if len(moved) != 1 or paths[moved[0]] != znodes_admin.REASSIGN_PARTITIONS_PATH:
+            return None
+        now = current[moved[0]]
+        return 0 if now is None else now[0]
+
     async def stamps(self, paths: Sequence[str]) -> tuple[stat_probe.Stamp, ...] | None:
         """The stamps of ``paths`` in one pipelined round, without blocking the event loop
         (``adapters.zk.stat_probe``); ``None`` when any could not be read."""

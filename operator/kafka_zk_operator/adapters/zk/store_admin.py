@@ -13,6 +13,13 @@ from kafka_zk_operator.adapters.zk import znodes_admin, znodes_config, znodes_to
 from kafka_zk_operator.adapters.zk.store_base import StoreBase, Versioned
 from kafka_zk_operator.domain import errors
 
+#: A topic's place in ``/admin/reassign_partitions``: (in it, why the znode could not be read). A
+#: znode that does not parse counts as holding every topic (see ``maybe_in_reassignment``).
+ReassignmentPlace = tuple[bool, str | None]
+
+#: The place of every topic while no reassignment is pending.
+NOT_MOVING: ReassignmentPlace = (False, None)
+
 
 @dataclass(frozen=True)
 class DecodedReassignment:
@@ -38,9 +45,6 @@ class DecodedReassignment:
         names = frozenset(entry.topic for entry in entries)
         return cls(stat.czxid, stat.mzxid, stat.version, entries, names, None)
 
-    def same_state(self, stat: ZnodeStat) -> bool:
-        return (stat.czxid, stat.mzxid) == (self.czxid, self.mzxid)
-
     def entries(self) -> tuple[znodes_admin.PartitionReassignment, ...]:
         """:raises MalformedZnode: the data did not parse."""
         if self.decoded is None:
@@ -51,6 +55,11 @@ class DecodedReassignment:
         """The topics with a partition in it. :raises MalformedZnode: the data did not parse."""
         self.entries()
         return self.topic_names
+
+    def place_of(self, topic: str) -> ReassignmentPlace:
+        if self.decoded is None:
+            return True, errors.MalformedZnode(znodes_admin.REASSIGN_PARTITIONS_PATH, self.problem or "").message
+        return topic in self.topic_names, None
 
 
 class AdminRequestStore(StoreBase):
@@ -119,23 +128,50 @@ class AdminRequestStore(StoreBase):
         return Versioned(list(decoded.entries()), decoded.version)
 
     def _decoded_reassignment(self) -> DecodedReassignment | None:
-        """The reassignment znode as last decoded, if its stat still names that state; else read
-        and decoded again (and kept). Every reconcile of a topic asks it (is the topic moving?):
-        a 10,000-partition znode is 710 KB, read and decoded in about half a second here, and a
-        resync of 10,000 topics during a reassignment asked it 10,000 times."""
-        path = znodes_admin.REASSIGN_PARTITIONS_PATH
-        stat = self._stat(path)
+        """The reassignment znode as last decoded, if its stat still names that state (or an
+        older one); else read and decoded again (and kept). Every reconcile of a topic asks it (is
+        the topic moving?): a 10,000-partition znode is 710 KB, read and decoded in about half a
+        second here, and a resync of 10,000 topics during a reassignment asked it 10,000 times."""
+        stat = self._stat(znodes_admin.REASSIGN_PARTITIONS_PATH)
         if stat is None:
             return None
+        return self._decoded_since(stat.mzxid)
+
+    def _decoded_since(self, mzxid: int) -> DecodedReassignment | None:
+        """The decode kept, when it is of the state ``mzxid`` names or of a later one (``mzxid``
+        grows with every write, and a znode created again gets a larger one); else the znode read
+        and decoded again, one thread at a time: the threads that asked meanwhile find it kept.
+        None: the znode is gone."""
         kept = self._reassignment_decoded
-        if kept is not None and kept.same_state(stat):
+        if kept is not None and kept.mzxid >= mzxid:
             return kept
-        got = self._get(path)
-        if got is None:
-            return None  # completed meanwhile
-        decoded = DecodedReassignment.of(got[0], got[1])
-        self._reassignment_decoded = decoded
-        return decoded
+        with self._reassignment_lock:
+            kept = self._reassignment_decoded
+            if kept is not None and kept.mzxid >= mzxid:
+                return kept
+            got = self._get(znodes_admin.REASSIGN_PARTITIONS_PATH)
+            if got is None:
+                return None  # completed meanwhile
+            decoded = DecodedReassignment.of(got[0], got[1])
+            self._reassignment_decoded = decoded
+            return decoded
+
+    def kept_reassignment_place(self, topic: str, mzxid: int) -> ReassignmentPlace | None:
+        """``topic``'s place in the reassignment znode as of the state ``mzxid`` names (0: there
+        was none) or a later one, from what this store keeps, without a request (a resync probe
+        asks it on the event loop); None when the decode kept is of an older state."""
+        if mzxid == 0:
+            return NOT_MOVING
+        kept = self._reassignment_decoded
+        return kept.place_of(topic) if kept is not None and kept.mzxid >= mzxid else None
+
+    def reassignment_place(self, topic: str, mzxid: int) -> ReassignmentPlace:
+        """:meth:`kept_reassignment_place`, reading and decoding the znode when the decode kept
+        is older (blocking: in a pool thread)."""
+        if mzxid == 0:
+            return NOT_MOVING
+        decoded = self._decoded_since(mzxid)
+        return NOT_MOVING if decoded is None else decoded.place_of(topic)
 
     def watch_reassignment(self, callback: Callable[[object], None]) -> bool:
         """Have ZooKeeper call ``callback`` (on kazoo's thread) once, when
@@ -146,15 +182,12 @@ class AdminRequestStore(StoreBase):
         with zk_errors.mapped(self.client, znodes_admin.REASSIGN_PARTITIONS_PATH):
             return self.client.exists(znodes_admin.REASSIGN_PARTITIONS_PATH, watch=callback) is not None
 
-    def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
+    def maybe_in_reassignment(self, topic: str) -> ReassignmentPlace:
         """Whether ``topic`` is in ``/admin/reassign_partitions``; (True, why) when that znode holds
         data that does not parse (Kafka's controller ignores it from 2.0 on, but 1.1 and older may
         act on it, and it may be a writer's half-understood format: assume the worst)."""
-        try:
-            decoded = self._decoded_reassignment()
-            return decoded is not None and topic in decoded.topics(), None
-        except errors.MalformedZnode as malformed:
-            return True, malformed.message
+        decoded = self._decoded_reassignment()
+        return NOT_MOVING if decoded is None else decoded.place_of(topic)
 
     def create_reassignment(self, entries: Sequence[znodes_admin.PartitionReassignment]) -> None:
         """Create ``/admin/reassign_partitions``. Never sets an existing one (the controller

@@ -98,6 +98,9 @@ class StoreBase:
         self.on_fenced: Callable[[str], None] | None = None
         #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
         self._ahead = threading.local()
+        #: Held while ``/admin/reassign_partitions`` is read and decoded (``store_admin``): one
+        #: decode per state of it, however many threads ask at once.
+        self._reassignment_lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
 
