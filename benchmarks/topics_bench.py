@@ -9,7 +9,9 @@ then, once each topic's first resync is done (a whole period without a full reco
 two resync periods with nothing to do, the ZooKeeper and API writes (must be 0) and the
 operator CPU per period; then a fresh operator's adoption of the N topics: the time until it
 has reconciled each once, and its writes (must be 0). With ``--adopt-during-reassignment P``,
-one more restart while a reassignment of P partitions is pending (one that cannot finish).
+one more restart while a reassignment of P partitions is pending (one that cannot finish), then
+two resync periods in which that reassignment is rewritten every 3 s, as Kafka's controller does
+when partitions finish: the full reconciles, the resyncs without a read, writes and CPU.
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
        [--operator-env KEY=VALUE ...] [--profile-noop DIR] [--profile-burst DIR] [--burst-only]
@@ -242,6 +244,44 @@ def create_stuck_reassignment(zk_connect: str, partitions: int) -> int:
         zk.close()
 
 
+#: How often the benchmark rewrites the pending reassignment, as Kafka's controller does when
+#: partitions of a running one finish (every completion rewrites it with the rest).
+REWRITE_EVERY_S = 3.0
+
+
+def rewritten_reassignment_window(operator: OperatorProcess, zk_connect: str, api: Any, n: int, resync: int) -> str:
+    """The resyncs while the pending reassignment is rewritten every :data:`REWRITE_EVERY_S`
+    for two resync periods after one quiet period: the figures as one report line."""
+    zk = KazooClient(hosts=zk_connect)
+    zk.start()
+    try:
+        path = "/admin/reassign_partitions"
+        data, _ = zk.get(path)
+        time.sleep(resync)  # the first resyncs after the restart
+        full0 = operator.metric_sum("kzo_reconciliations_total")
+        stamped0 = operator.metric_sum("kzo_resyncs_unchanged_total")
+        writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
+        api0 = apiserver_mutations(api)
+        cpu0 = proc_cpu_seconds(operator.pid) if operator.pid else 0.0
+        started, rewrites = time.monotonic(), 0
+        while time.monotonic() - started < 2 * resync:
+            zk.set(path, data)  # the same entries: a new state of the znode, as a completion makes
+            rewrites += 1
+            time.sleep(REWRITE_EVERY_S)
+        cpu = (proc_cpu_seconds(operator.pid) if operator.pid else 0.0) - cpu0
+        api_writes, api_detail = writes_between(api0, apiserver_mutations(api))
+        return (
+            f"N={n}: the pending reassignment rewritten {rewrites} times in {2 * resync} s (every "
+            f"{REWRITE_EVERY_S:.0f} s): {operator.metric_sum('kzo_reconciliations_total') - full0:.0f} full "
+            f"reconciles, {operator.metric_sum('kzo_resyncs_unchanged_total') - stamped0:.0f} resyncs without a "
+            f"read, {operator.metric_sum('kzo_zookeeper_writes_total') - writes0:.0f} ZooKeeper and {api_writes} "
+            f"API writes ({api_detail or 'none'}), {cpu * resync / (2 * resync):.1f} s of operator CPU per period"
+        )
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def run(
     n: int,
     partitions: int,
@@ -395,6 +435,7 @@ def run(
                 f"({api_moving_detail or 'none'}{changed_fields(operator)}), peak RSS "
                 f"{proc_peak_rss_mb(operator.pid) if operator.pid else 0.0:.0f} MB"
             )
+            log(rewritten_reassignment_window(operator, state.zk_connect, api, n, resync))
         return {
             "n": n,
             "apply_s": applied,

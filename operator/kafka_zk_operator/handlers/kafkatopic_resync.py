@@ -15,12 +15,12 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
   period, however many arrive at once. At most ``MAX_IN_FLIGHT`` resyncs run at a time;
 - each resync is what the timer did: skipped when another reconcile of the resource finished
   in the last half period (``runtime.resync_gate``); ended on the event loop when ZooKeeper
-  applied no transaction since the last clean resync, or the znodes it read are unchanged but
-  for a reassignment the topic's place in is the same (``runtime.unchanged``); else the full reconcile runs in the handlers' thread pool, and its
-  status changes are merge-patched. Only resources with the operator's finalizer, not being
-  deleted and reported on once by a handler are resynced (:func:`resyncable`); the check is
-  repeated under the resource's lock, so a resync that waited behind the delete handler cannot
-  bring the deleted topic back.
+  applied no transaction since the last clean resync, or the znodes it read are unchanged (but
+  for a reassignment the topic's place in is the same: ``runtime.unchanged``); else the full
+  reconcile runs in the handlers' thread pool, and its status changes are merge-patched. Only
+  resources with the operator's finalizer, not being deleted and reported on once by a handler
+  are resynced (:func:`resyncable`); the check is repeated under the resource's lock, so a
+  resync that waited behind the delete handler cannot bring the deleted topic back.
 
 The passes also find resources kopf left unhandled (:func:`awaiting_handler`, :meth:`ResyncPasses.
 forgotten`): they carry the finalizer, no handler has reported on them, kopf has not seen them
