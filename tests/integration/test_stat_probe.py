@@ -9,6 +9,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import stat_probe
+from kafka_zk_operator.adapters.zk.store import ZkStore
 
 
 def _stamps(zk: KazooClient, paths: tuple[str, ...]) -> tuple[stat_probe.Stamp, ...] | None:
@@ -112,3 +113,51 @@ def test_recent_zxid_is_asked_once_per_window_and_moves_with_every_write(
     assert later is not None and later >= changed.mzxid > first[0]
     assert len(sent) == 2
     zk.delete(node)
+
+
+def test_the_cluster_wide_stamps_come_with_the_zxid_and_serve_every_probe_while_fresh(
+    zk: KazooClient, unique_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every topic's read depends on the same two cluster-wide znodes; their stamps are asked once
+    per zxid round, after the zxid, and a store's probe takes them from there instead of asking
+    them again for each topic."""
+    base = f"/kzo-shared-{unique_topic}"
+    shared_node, own = f"{base}/reassign", f"{base}/topic"
+    zk.create(shared_node, b"", makepath=True)
+    zk.create(own, b"")
+    now = [0.0]
+    recent = stat_probe.RecentZxid(zk, shared=(shared_node,), clock=lambda: now[0])
+    store = ZkStore(zk)
+    store._recent_zxid = recent
+    sent: list[str] = []
+    exists_async = zk.exists_async
+
+    def counting_exists_async(path: str, watch: Any = None) -> Any:
+        sent.append(path)
+        return exists_async(path, watch)
+
+    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
+    assert recent.shared_stamps() is None, "no round yet"
+    assert asyncio.run(store.stamps((own, shared_node))) == _stamps(zk, (own, shared_node))
+    assert sent.count(shared_node) == 2, "no round yet: the probe asked it itself"
+
+    zxid = asyncio.run(recent.get())
+    assert zxid is not None and sent[-2:] == ["/", shared_node], "the zxid first, then the shared stamps"
+    sent.clear()
+    probed = asyncio.run(store.stamps((own, shared_node)))
+    assert probed == _stamps(zk, (own, shared_node)) and sent.count(shared_node) == 1, "only the check asked it"
+    sent.clear()
+
+    changed = zk.set(shared_node, b"x")
+    now[0] += stat_probe.ZXID_FRESH_S
+    later = asyncio.run(recent.get())
+    assert later is not None and later >= changed.mzxid
+    stamps_now = recent.shared_stamps()
+    assert stamps_now is not None and stamps_now[shared_node] == (changed.mzxid, changed.cversion)
+
+    now[0] += stat_probe.SHARED_FRESH_S
+    assert recent.shared_stamps() is None, "too old: the probes ask themselves"
+    sent.clear()
+    asyncio.run(store.stamps((own, shared_node)))
+    assert sent == [own, shared_node]
+    zk.delete(base, recursive=True)

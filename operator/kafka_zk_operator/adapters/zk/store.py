@@ -223,8 +223,18 @@ class ZkStore(ConfigStore, AdminRequestStore):
 
     async def stamps(self, paths: Sequence[str]) -> tuple[stat_probe.Stamp, ...] | None:
         """The stamps of ``paths`` in one pipelined round, without blocking the event loop
-        (``adapters.zk.stat_probe``); ``None`` when any could not be read."""
-        return await stat_probe.stamps(self.client, paths)
+        (``adapters.zk.stat_probe``); ``None`` when any could not be read. The cluster-wide ones
+        come from the last :meth:`recent_zxid` round while it is fresh (``RecentZxid.shared_stamps``):
+        taken after the zxid a caller got before, as the probe's own."""
+        shared = self._recent_zxid.shared_stamps()
+        if not shared:
+            return await stat_probe.stamps(self.client, paths)
+        own = [path for path in paths if path not in shared]
+        got = await stat_probe.stamps(self.client, own)
+        if got is None:
+            return None
+        mine = dict(zip(own, got, strict=True))
+        return tuple(shared[path] if path in shared else mine[path] for path in paths)
 
     async def recent_zxid(self) -> int | None:
         """ZooKeeper's last applied transaction id, asked at most once a second for all callers

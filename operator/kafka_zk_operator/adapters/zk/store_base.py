@@ -19,7 +19,7 @@ from kazoo.protocol.serialization import Transaction
 from kazoo.protocol.states import KazooState, ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
-from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_brokers, znodes_cluster
+from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_admin, znodes_brokers, znodes_cluster
 from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 
@@ -93,7 +93,9 @@ class StoreBase:
         #: called before a transaction is built and again right before it is sent.
         self.leadership_guard: Callable[[], None] | None = None
         #: ZooKeeper's last transaction id for the resyncs, asked once a second for all of them.
-        self._recent_zxid = stat_probe.RecentZxid(client)
+        self._recent_zxid = stat_probe.RecentZxid(
+            client, shared=(znodes_admin.REASSIGN_PARTITIONS_PATH, znodes_brokers.BROKER_IDS_PATH)
+        )
         #: Called when a transaction failed on the fence (another replica claimed it).
         self.on_fenced: Callable[[str], None] | None = None
         #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
