@@ -10,19 +10,15 @@ The real resync (``kafkatopic_resync.resync``) and the store's real comparison o
 
 from __future__ import annotations
 
-import asyncio
-import math
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from prometheus_client import REGISTRY
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
-from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.service import topics
+from tests.unit.resync_support import clean_record, run_resync, unchanged_count
 
 UID = "moving-1"
 KEY = ("key",)
@@ -91,29 +87,12 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _record(reassignment: tuple[bool, str | None] | None = NOT_IN_IT) -> None:
-    kafkatopic._last_reads.record(
-        UID,
-        unchanged.LastRead(
-            key=KEY,
-            paths=PATHS,
-            stamps=STAMPS,
-            status_digest=unchanged.status_digest({}),
-            heartbeat_due=math.inf,
-            zxid=100,
-            reassignment=reassignment,
-        ),
-    )
+    kafkatopic._last_reads.record(UID, clean_record(KEY, PATHS, STAMPS, reassignment=reassignment))
 
 
 def _resync(status: dict[str, Any] | None = None) -> None:
     kafkatopic._resyncs.forget(UID)  # due again
-    view = {"metadata": {"uid": UID, "name": "orders", "namespace": "ns"}, "spec": {}, "status": status or {}}
-    memo = SimpleNamespace(settings=SimpleNamespace(status_heartbeat_seconds=math.inf))
-    asyncio.run(kafkatopic_resync.resync(view, memo, {}, asyncio.Event(), lambda: True))
-
-
-def _unchanged_count() -> float:
-    return REGISTRY.get_sample_value("kzo_resyncs_unchanged_total", {"kind": "kafkatopic"}) or 0.0
+    run_resync(UID, "orders", status)
 
 
 def _rewritten(mzxid: int) -> tuple[Any, ...]:
@@ -124,10 +103,10 @@ def test_a_rewritten_reassignment_the_topic_is_not_in_ends_the_resync_without_a_
     _record()
     store.stamp_answer = _rewritten(60)
     store.kept = (60, frozenset({"payments"}))  # another resync decoded it already
-    before = _unchanged_count()
+    before = unchanged_count()
     _resync()
     assert store.full == [] and store.decodes == 0
-    assert _unchanged_count() == before + 1
+    assert unchanged_count() == before + 1
     record = kafkatopic._last_reads.get(UID)
     assert record is not None and record.stamps == _rewritten(60) and record.zxid == 200
     assert record.reassignment == NOT_IN_IT

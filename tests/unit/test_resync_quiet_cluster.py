@@ -4,17 +4,14 @@ zxid forward so that the next quiet period costs nothing again (``stat_probe.Rec
 
 from __future__ import annotations
 
-import asyncio
-import math
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from prometheus_client import REGISTRY
 
 from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.service import topics
+from tests.unit.resync_support import clean_record, run_resync, unchanged_count
 
 UID = "quiet-1"
 KEY = ("key",)
@@ -49,38 +46,21 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", no_reconcile)
     fake.reconciles = reconciles  # type: ignore[attr-defined]
-    kafkatopic._last_reads.record(
-        UID,
-        unchanged.LastRead(
-            key=KEY,
-            paths=PATHS,
-            stamps=STAMPS,
-            status_digest=unchanged.status_digest({}),
-            heartbeat_due=math.inf,
-            zxid=100,
-        ),
-    )
+    kafkatopic._last_reads.record(UID, clean_record(KEY, PATHS, STAMPS))
     yield fake
     kafkatopic._last_reads.forget(UID)
     kafkatopic._resyncs.forget(UID)
 
 
 def _resync(status: dict[str, Any] | None = None) -> None:
-    status = status or {}
-    view = {"metadata": {"uid": UID, "name": "t", "namespace": "ns"}, "spec": {}, "status": status}
-    memo = SimpleNamespace(settings=SimpleNamespace(status_heartbeat_seconds=math.inf))
-    asyncio.run(kafkatopic_resync.resync(view, memo, {}, asyncio.Event(), lambda: True))
-
-
-def _unchanged_count() -> float:
-    return REGISTRY.get_sample_value("kzo_resyncs_unchanged_total", {"kind": "kafkatopic"}) or 0.0
+    run_resync(UID, "t", status)
 
 
 def test_no_transaction_since_the_record_means_no_probe(store: Any) -> None:
-    before = _unchanged_count()
+    before = unchanged_count()
     _resync()
     assert store.probes == 0 and store.reconciles == []
-    assert _unchanged_count() == before + 1
+    assert unchanged_count() == before + 1
 
 
 def test_a_transaction_elsewhere_is_settled_by_the_stamps_and_moves_the_zxid(store: Any) -> None:
