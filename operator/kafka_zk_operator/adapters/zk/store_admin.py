@@ -23,12 +23,12 @@ NOT_MOVING: ReassignmentPlace = (False, None)
 
 @dataclass(frozen=True)
 class DecodedReassignment:
-    """``/admin/reassign_partitions`` decoded once for one state of the znode: its creation and
-    last modification (``czxid``, ``mzxid``) name the data exactly, so while a stat shows both
-    unchanged the data is the same. A znode that does not parse is kept as its problem and
-    raised again (a new error each time) to every caller until it changes."""
+    """``/admin/reassign_partitions`` decoded once for one state of the znode: its last
+    modification (``mzxid``, the zxid of the write or of the creation, which only grows) names the
+    data exactly, so while a stat shows it unchanged the data is the same. A znode that does not
+    parse is kept as its problem and raised again (a new error each time) to every caller until
+    it changes."""
 
-    czxid: int
     mzxid: int
     version: int
     decoded: tuple[znodes_admin.PartitionReassignment, ...] | None
@@ -41,20 +41,15 @@ class DecodedReassignment:
         try:
             entries = znodes_admin.ReassignPartitionsZNode.decode(data, path)
         except errors.MalformedZnode as malformed:
-            return cls(stat.czxid, stat.mzxid, stat.version, None, frozenset(), malformed.problem)
+            return cls(stat.mzxid, stat.version, None, frozenset(), malformed.problem)
         names = frozenset(entry.topic for entry in entries)
-        return cls(stat.czxid, stat.mzxid, stat.version, entries, names, None)
+        return cls(stat.mzxid, stat.version, entries, names, None)
 
     def entries(self) -> tuple[znodes_admin.PartitionReassignment, ...]:
         """:raises MalformedZnode: the data did not parse."""
         if self.decoded is None:
             raise errors.MalformedZnode(znodes_admin.REASSIGN_PARTITIONS_PATH, self.problem or "")
         return self.decoded
-
-    def topics(self) -> frozenset[str]:
-        """The topics with a partition in it. :raises MalformedZnode: the data did not parse."""
-        self.entries()
-        return self.topic_names
 
     def place_of(self, topic: str) -> ReassignmentPlace:
         if self.decoded is None:
@@ -168,8 +163,9 @@ class AdminRequestStore(StoreBase):
     def reassignment_place(self, topic: str, mzxid: int) -> ReassignmentPlace:
         """:meth:`kept_reassignment_place`, reading and decoding the znode when the decode kept
         is older (blocking: in a pool thread)."""
-        if mzxid == 0:
-            return NOT_MOVING
+        kept = self.kept_reassignment_place(topic, mzxid)
+        if kept is not None:
+            return kept
         decoded = self._decoded_since(mzxid)
         return NOT_MOVING if decoded is None else decoded.place_of(topic)
 
