@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
+from kafka_zk_operator.adapters.zk import stat_probe, znodes_admin, znodes_config
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import assignment, errors
@@ -350,3 +352,40 @@ def test_reads_sent_ahead_find_what_reads_one_at_a_time_find(
         admin.close()
     missing = store.read_topic(unique_topic + "-none", expected_partitions=expected_partitions)
     assert missing.assignment is None and missing.partition_states == {}
+
+
+@pytest.mark.parametrize("expected_partitions", [0, 3], ids=["two-round-trips", "one-round-trip"])
+def test_a_reads_own_stamps_are_what_a_probe_finds(
+    kafka_cluster: KafkaCluster, zk: KazooClient, unique_topic: str, expected_partitions: int
+) -> None:
+    """The stamps a reconcile's read records from its own answers (``read_stamps``) are the ones a
+    probe asks of every znode the read depends on (the next resync compares the two), however
+    many round trips the read took; a config write moves the config znode's."""
+    _create_and_wait(kafka_cluster, unique_topic, partitions=3)
+    store = ZkStore(zk)
+    wait_for(
+        lambda: all(len(s.isr) == 3 for s in store.partition_states(unique_topic, range(3)).values()),
+        what=f"full ISR for {unique_topic}",
+    )
+    paths = store.topic_read_paths(unique_topic, 3)
+    with store.recording_stamps() as read:
+        store.read_topic_and_brokers(unique_topic, expected_partitions=expected_partitions)
+    recorded = read.of(paths)
+    assert recorded is not None and recorded == asyncio.run(stat_probe.stamps(zk, paths))
+    assert recorded[paths.index(znodes_admin.delete_topic_path(unique_topic))] is None, "absent: found absent"
+
+    config = store.read_topic_config(unique_topic)
+    assert config is not None
+    store.write_entity_config(
+        ConfigEntityType.TOPICS,
+        unique_topic,
+        {**config.value, "retention.ms": "7200000"},
+        expected_version=config.version,
+    )
+    moved = asyncio.run(stat_probe.stamps(zk, paths))
+    assert moved is not None
+    changed = [path for path, old, new in zip(paths, recorded, moved, strict=True) if old != new]
+    assert changed == [znodes_config.ConfigEntityZNode.path(ConfigEntityType.TOPICS, unique_topic)]
+    with store.recording_stamps() as again:
+        store.read_topic_and_brokers(unique_topic, expected_partitions=3)
+    assert again.of(paths) == moved

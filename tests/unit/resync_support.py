@@ -1,5 +1,5 @@
-"""What the unit tests of the KafkaTopic resync share: a clean resync's record, one resync of a
-resource run to its end, and the count of resyncs that ended without a read."""
+"""What the unit tests of the KafkaTopic resync share: a clean resync's record, the stamps a read
+found, one resync of a resource run to its end, and the count of resyncs that ended without a read."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 
+from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.stat_probe import Stamp
 from kafka_zk_operator.handlers import kafkatopic_resync
 from kafka_zk_operator.runtime import unchanged
@@ -29,6 +30,14 @@ def clean_record(
         zxid=100,
         **more,
     )
+
+
+def read_stamps_of(paths: tuple[str, ...], stamps: tuple[Stamp, ...]) -> ReadStamps:
+    """What a read that found ``paths`` with ``stamps`` recorded."""
+    read = ReadStamps()
+    for path, stamp in zip(paths, stamps, strict=True):
+        read.note(path, stamp)
+    return read
 
 
 def run_resync(uid: str, name: str, status: dict[str, Any] | None = None) -> None:

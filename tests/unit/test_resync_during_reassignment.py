@@ -18,7 +18,7 @@ from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
 from kafka_zk_operator.service import topics
-from tests.unit.resync_support import clean_record, run_resync, unchanged_count
+from tests.unit.resync_support import clean_record, read_stamps_of, run_resync, unchanged_count
 
 UID = "moving-1"
 KEY = ("key",)
@@ -173,8 +173,8 @@ def test_a_changed_status_is_not_settled_by_the_reassignment_s_place(store: Any)
 def test_a_full_resync_records_the_place_its_read_decided_from(store: Any) -> None:
     store.stamp_answer = _rewritten(60)
     store.full_result = (
-        topics.TopicResult(status={}, observed_partitions=1, reassignment_place=(True, None)),
-        {},
+        (topics.TopicResult(status={}, observed_partitions=1, reassignment_place=(True, None)), {}),
+        read_stamps_of(PATHS, _rewritten(60)),
     )
     _record(reassignment=None)
     _resync()

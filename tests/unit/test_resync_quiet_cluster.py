@@ -11,7 +11,7 @@ import pytest
 from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.service import topics
-from tests.unit.resync_support import clean_record, run_resync, unchanged_count
+from tests.unit.resync_support import clean_record, read_stamps_of, run_resync, unchanged_count
 
 UID = "quiet-1"
 KEY = ("key",)
@@ -102,7 +102,7 @@ def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatc
     changes = {"partitionStates": [{"partition": 0, "leader": 2, "isr": [2]}], "lastSyncTime": "t1"}
 
     async def read_only_reconcile(*args: Any, **kwargs: Any) -> Any:
-        return topics.TopicResult(status={}, observed_partitions=1), changes
+        return (topics.TopicResult(status={}, observed_partitions=1), changes), read_stamps_of(PATHS, ((11, 0), (3, 7)))
 
     monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", read_only_reconcile)
     _resync()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from kafka_zk_operator.runtime.unchanged import (
     MAX_PROBED_PARTITIONS,
     LastRead,
@@ -72,28 +74,40 @@ def test_only_topics_of_a_bounded_partition_count_are_probed() -> None:
     assert not probed(MAX_PROBED_PARTITIONS + 1) and not probed(1_000_000), "a spec may ask for a million"
 
 
-def test_a_resync_never_builds_the_probe_of_a_huge_spec() -> None:
+def test_a_resync_never_builds_the_probe_of_a_huge_topic(monkeypatch: pytest.MonkeyPatch) -> None:
     """A spec of 1,000,000 partitions (the schema allows it) once held the event loop for minutes
-    while its resync probed a million state znodes; other resources' handlers stalled."""
-    from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-    from kafka_zk_operator.handlers.kafkatopic_resync import _paths_to_probe
+    while its resync probed a million state znodes; other resources' handlers stalled. Now a
+    resync probes only the paths of a clean read's record, and a read of a topic that large
+    records nothing: not even its paths are built."""
+    from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
+    from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
+    from kafka_zk_operator.service import topics
+    from tests.unit.resync_support import run_resync
 
-    asked: list[int] = []
+    asked: list[str] = []
 
     class Store:
+        async def recent_zxid(self) -> int:
+            return 100
+
+        async def stamps(self, paths: tuple[str, ...]) -> None:
+            asked.append("probe")
+
         def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
-            asked.append(partitions)
+            asked.append(f"paths of {partitions}")
             return tuple(f"/{topic}/{p}" for p in range(partitions))
 
-    def body(partitions: int) -> dict[str, object]:
-        spec = {"partitions": partitions, "replicationFactor": 3}
-        return {"metadata": {"name": "t", "namespace": "n", "uid": "u", "generation": 1}, "spec": spec}
+    async def huge_read(*args: Any, **kwargs: Any) -> Any:
+        return (topics.TopicResult(status={}, observed_partitions=1_000_000), {}), ReadStamps()
 
-    store: Any = Store()
-    assert _paths_to_probe(store, parse_resource(body(1_000_000)), None, "key") is None
-    assert asked == [], "not even built"
-    paths = _paths_to_probe(store, parse_resource(body(12)), None, "key")
-    assert paths is not None and len(paths) == 12 and asked == [12]
+    monkeypatch.setattr(kafkatopic_resync, "_open_store", lambda memo, resource: Store())
+    monkeypatch.setattr(kafkatopic_resync, "_resync_key", lambda view, resource, memo, owners: "key")
+    monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", huge_read)
+    try:
+        run_resync("huge-1", "t", {"partitions": 1_000_000})
+        assert asked == [] and kafkatopic._last_reads.get("huge-1") is None
+    finally:
+        kafkatopic._resyncs.forget("huge-1")
 
 
 def test_no_transaction_since_holds_only_with_a_known_equal_zxid_and_the_rest() -> None:

@@ -21,6 +21,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s import rf_reassignments
+from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
@@ -201,7 +202,7 @@ def _reconcile_now(
         health.reconciling(resource.topic_name, resource.ref)
         if health is not None
         else contextlib.nullcontext(HandlerWrite(read_since=store.last_zxid()))
-    ) as written:
+    ) as written, store.recording_stamps() as read:
         read_from = written.read_since  # the session's last zxid before this reconcile's read
         result = topics.reconcile_topic(
             resource,
@@ -217,7 +218,7 @@ def _reconcile_now(
             _patch_status(patch, uid, changes)
         if result.read_only and not changes and read_from is not None:
             key = unchanged.resync_key(body.get("metadata", {}).get("annotations"), resource, conflict_with)
-            clean = _clean_read(store, resource.topic_name, key, read_from, result, status, settings)
+            clean = _clean_read(store, resource.topic_name, key, read_from, result, status, settings, read)
             if clean is not None:
                 _last_reads.record(uid, clean)
         _tally.record(resource.ref, ready_labels(runtime.name, {**status, **changes}))
@@ -256,24 +257,29 @@ def _clean_read(
     result: topics.TopicResult,
     status: Mapping[str, Any],
     settings: OperatorSettings,
+    read: ReadStamps,
 ) -> unchanged.LastRead | None:
     """A reconcile that wrote nothing and left ``status`` as it was, as the baseline of the
     resource's next resync (``runtime.unchanged``): while ZooKeeper applies no transaction after
-    ``read_from`` (the session's last zxid before the reconcile's read), a resync would read what
-    it read and, from the same status, find the same: it ends without a read. Without it, an
-    adopting operator's first resync of each topic read it all again. Only a reconcile that changed
-    no status field: one that did (a first ``Adopted``, say) is not its own fixed point, since the
-    next reconcile moves the reason on to ``InSync``. ``None`` for a topic too large to probe."""
+    ``read_from`` (the session's last zxid before the reconcile's read), or the znodes it read
+    still carry the stamps its read found (``read``), a resync would read what it read and, from
+    the same status, find the same: it ends without a read. Without it, an adopting operator's
+    first resync of each topic read it all again, and after any write anywhere in ZooKeeper, every
+    topic was read in full once. Only a reconcile that changed no status field: one that did (a
+    first ``Adopted``, say) is not its own fixed point, since the next reconcile moves the reason
+    on to ``InSync``. ``None`` for a topic too large to probe."""
     partitions = result.observed_partitions
     if partitions is None or not unchanged.probed(partitions):
         return None
+    paths = store.topic_read_paths(topic, partitions)
     return unchanged.LastRead(
         key=key,
-        paths=store.topic_read_paths(topic, partitions),
-        stamps=None,
+        paths=paths,
+        stamps=read.of(paths),
         status_digest=unchanged.status_digest(status),
         heartbeat_due=unchanged.heartbeat_due(status, settings.status_heartbeat_seconds),
         zxid=read_from,
+        reassignment=result.reassignment_place,
     )
 
 

@@ -52,6 +52,7 @@ import kopf
 from kafka_zk_operator import config, metrics
 from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, reachable
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
+from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.stat_probe import Stamp
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
@@ -337,8 +338,13 @@ async def resync(
     ):
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
-    paths = _paths_to_probe(store, resource, last, key)
-    before = await store.stamps(paths) if store is not None and paths is not None else None
+    # Probed only when there are stamps of the same key to compare with: else the full read
+    # follows, and its own answers give the stamps of the next record.
+    before = (
+        await store.stamps(last.paths)
+        if store is not None and last is not None and last.stamps is not None and last.key == key
+        else None
+    )
     if last is not None and before is not None and last.still_holds(key, before, digest, time.time()):
         if zxid is not None and zxid != last.zxid:  # nothing it read changed up to zxid
             kafkatopic._last_reads.record(uid, dataclasses.replace(last, zxid=zxid))
@@ -353,35 +359,52 @@ async def resync(
         kafkatopic._last_reads.record(uid, dataclasses.replace(last, stamps=before, zxid=zxid))
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
         return
-    reconciled = await in_pool.run_in_pool_unless_stopped(
-        memo, stopping, _full_resync, view, memo, owners, still_wanted
+    done = await in_pool.run_in_pool_unless_stopped(
+        memo, stopping, _full_resync, view, memo, owners, still_wanted, store
     )
-    if (
-        reconciled is None
-        or not reconciled[0].read_only
-        or store is None
-        or paths is None
-        or before is None
-    ):
+    record = _record_of(done, store, resource, key, uid, view, memo, zxid)
+    if record is None:
         kafkatopic._last_reads.forget(uid)
-        return
+    else:
+        kafkatopic._last_reads.record(uid, record)
+
+
+def _record_of(
+    done: tuple[kafkatopic._Reconciled, ReadStamps] | None,
+    store: ZkStore | None,
+    resource: KafkaTopicResource,
+    key: Hashable,
+    uid: str,
+    view: View,
+    memo: Any,
+    zxid: int | None,
+) -> unchanged.LastRead | None:
+    """What a full resync that wrote nothing to ZooKeeper depended on (``runtime.unchanged``):
+    the znodes it read with the stamps its read found, the status once its patch lands, the zxid
+    seen before the read. None when it wrote, failed, or the stamps of its read are not all known
+    (a topic too large to probe, a znode that changed while it was read)."""
+    reconciled, read = done if done is not None else (None, None)
+    if reconciled is None or read is None or not reconciled[0].read_only or store is None:
+        return None
     result, changes = reconciled
     observed = result.observed_partitions or 0
-    if not unchanged.probed(observed) or paths != store.topic_read_paths(resource.topic_name, observed):
-        kafkatopic._last_reads.forget(uid)  # it read other partitions than were probed: next time
-        return
+    if not unchanged.probed(observed):
+        return None
+    paths = store.topic_read_paths(resource.topic_name, observed)
+    stamps = read.of(paths)
+    if stamps is None:
+        return None
     # The status once this reconcile's patch lands (pending_status leaves out the live fields).
     after = unchanged.merge_patched(kafkatopic._pending.current(uid, view.get("status")), changes)
-    last_read = unchanged.LastRead(
+    return unchanged.LastRead(
         key=key,
         paths=paths,
-        stamps=before,
+        stamps=stamps,
         status_digest=unchanged.status_digest(after),
         heartbeat_due=unchanged.heartbeat_due(after, memo.settings.status_heartbeat_seconds),
         zxid=zxid,
         reassignment=result.reassignment_place,
     )
-    kafkatopic._last_reads.record(uid, last_read)
 
 
 async def _holds_but_for_reassignment(
@@ -415,20 +438,22 @@ async def _holds_but_for_reassignment(
 
 
 def _full_resync(
-    view: View, memo: Any, owners: Any, still_wanted: Callable[[], bool]
-) -> kafkatopic._Reconciled:
-    """The full reconcile (in a pool thread), then its status patch; None when it did not land."""
+    view: View, memo: Any, owners: Any, still_wanted: Callable[[], bool], store: ZkStore | None
+) -> tuple[kafkatopic._Reconciled, ReadStamps] | None:
+    """The full reconcile (in a pool thread), then its status patch; None when it did not land.
+    With the stamps its read found in ``store`` (none recorded without a store)."""
     patch = kopf.Patch()
-    reconciled = kafkatopic._reconcile(
-        kopf.Body(cast(kopf.RawBody, view)),
-        patch,
-        memo,
-        owners,
-        view.get("status") or {},
-        resync=True,
-        still_wanted=still_wanted,
-    )
-    return reconciled if land_status(view, patch) else None
+    with store.recording_stamps() if store is not None else contextlib.nullcontext(ReadStamps()) as read:
+        reconciled = kafkatopic._reconcile(
+            kopf.Body(cast(kopf.RawBody, view)),
+            patch,
+            memo,
+            owners,
+            view.get("status") or {},
+            resync=True,
+            still_wanted=still_wanted,
+        )
+    return (reconciled, read) if land_status(view, patch) else None
 
 
 def land_status(body: Mapping[str, Any], patch: kopf.Patch) -> bool:
@@ -457,19 +482,6 @@ def patch_status(body: Mapping[str, Any], fields: dict[str, Any]) -> bool:
 
 
 _status_patcher = StatusPatcher(KAFKA_TOPIC)
-
-
-def _paths_to_probe(
-    store: ZkStore | None, resource: KafkaTopicResource, last: unchanged.LastRead | None, key: Hashable
-) -> tuple[str, ...] | None:
-    """The znodes the last clean resync read, or (none, or another key) those the spec implies."""
-    if store is None:
-        return None
-    if last is not None and last.key == key:
-        return last.paths
-    if resource.desired is None or not unchanged.probed(resource.desired.partitions):
-        return None  # a spec may ask for 1,000,000 partitions: never build or probe that many
-    return store.topic_read_paths(resource.topic_name, resource.desired.partitions)
 
 
 def _resync_key(view: Mapping[str, Any], resource: KafkaTopicResource, memo: Any, owners: Any) -> Hashable:

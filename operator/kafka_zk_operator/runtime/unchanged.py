@@ -6,8 +6,10 @@ operator's CPU (issue #16). Its result depends only on
 
 - the resource: its generation, its reconcile mode, whether another resource claims the topic
   (the *key*);
-- the znodes it read: their stamps (``adapters.zk.stat_probe``), taken *before* the read, so a
-  change in between makes the next stamps differ (more work, never a missed change);
+- the znodes it read: their stamps (``mzxid``, ``cversion``: ``adapters.zk.stat_probe``) as the
+  read's own answers gave them (``adapters.zk.read_stamps``), so they name exactly the state of
+  each znode the reconcile decided from; a znode found in two states during one read has none,
+  and the resource's next resync reads in full;
 - the status it started from (a digest; kopf's own ``status.kopf`` left out);
 - the clock, only through the ``lastSyncTime`` heartbeat.
 
@@ -17,17 +19,17 @@ equal and no heartbeat is due, it is done: nothing read but the stamps, nothing 
 difference, or no record, is a full reconcile as before.
 
 A create, update or resume handler whose reconcile wrote nothing, asked for no retry and changed
-no status field records one too, without stamps (it took none): only its zxid (below) can settle
-the next resync. (A reconcile that changed the status is not its own fixed point: a first
-``Adopted`` becomes ``InSync`` on the next one, so its next resync reads in full.) A
-restarted operator's adoption reads every topic once; without this each topic's first resync read
-it all again (10,000 full reconciles in the first period after a restart, issue #16). A resync
-that finds a transaction since probes, has nothing to compare the stamps with, reads in full and
-records its stamps.
+no status field records one too, the same way. (A reconcile that changed the status is not its
+own fixed point: a first ``Adopted`` becomes ``InSync`` on the next one, so its next resync reads
+in full.) A restarted operator's adoption reads every topic once; without this each topic's first
+resync read it all again (10,000 full reconciles in the first period after a restart, issue #16),
+and while its records held no stamps, the first write anywhere in ZooKeeper after a restart did
+the same. A resync with no record to compare with does not probe: it reads in full, and its read
+gives the stamps of the next record.
 
 Before probing, a resync compares ZooKeeper's last transaction id (one request a second for the
-whole cluster, ``stat_probe.RecentZxid``) with the one seen before the record's stamps were
-taken: equal means no znode at all changed since, and the resync is done without a request of
+whole cluster, ``stat_probe.RecentZxid``) with the one seen before the read its stamps come
+from: equal means no znode at all changed since, and the resync is done without a request of
 its own. On a quiet cluster that is every resync; a busy one falls back to the stamps, and a
 resync whose stamps match moves its record's zxid forward.
 
@@ -39,13 +41,14 @@ reassignment runs, issue #16). A reconcile depends only on the topic's place in 
 unreadable), so a record keeps that place, and when the znode's stamp alone moved, the resync asks
 the place in the new state from the decode the store keeps (read and decoded once per state of
 the znode, in the thread pool, when none is kept yet): the same place is the same result. This is
-sound whenever the znode changed: a reconcile reads after its stamps were taken, so the place it
-decided from is of that state or a later one, and the one compared with is later still.
+sound whenever the znode changed: the place a reconcile decided from is of the state its stamp
+names or of a later one (the decode the store keeps may be newer), and the one compared with is
+later still.
 
-A topic of more than :data:`MAX_PROBED_PARTITIONS` partitions (by its spec before the first
-clean resync, by ZooKeeper after) is never probed: a probe costs the event loop about 0.25 ms
-per znode (3,000 stamps took 0.7-0.8 s of CPU), and the schema lets a spec ask for 1,000,000
-partitions, whose probe held the loop for minutes and stalled every other resource's handlers.
+A topic of more than :data:`MAX_PROBED_PARTITIONS` partitions (as ZooKeeper holds it) is never
+probed: a probe costs the event loop about 0.25 ms per znode (3,000 stamps took 0.7-0.8 s of
+CPU), and the schema lets a spec ask for 1,000,000 partitions, whose probe held the loop for
+minutes and stalled every other resource's handlers.
 Such a topic is resynced by the full reconcile in the thread pool, as before stamps.
 """
 
@@ -84,7 +87,7 @@ class LastRead:
     status_digest: str
     #: Epoch seconds from which ``lastSyncTime`` is due again (``inf``: no heartbeat).
     heartbeat_due: float
-    #: ZooKeeper's last transaction id, seen before ``stamps`` were taken (None: not known).
+    #: ZooKeeper's last transaction id, seen before the read ``stamps`` come from (None: not known).
     zxid: int | None = None
     #: The topic's place in ``/admin/reassign_partitions`` (in it, why unreadable) the read
     #: decided from (None: not known). When that znode's stamp alone moved, the record still holds
@@ -102,7 +105,7 @@ class LastRead:
 
     def holds_with_no_transaction_since(self, key: Hashable, zxid: int, status_digest: str, now: float) -> bool:
         """Like :meth:`still_holds` without reading a stamp: ZooKeeper has applied no transaction
-        at all since this record's stamps were taken (``stat_probe.RecentZxid``)."""
+        at all since the read this record's stamps come from (``stat_probe.RecentZxid``)."""
         return (
             self.zxid is not None
             and zxid == self.zxid

@@ -69,12 +69,13 @@ async def stamps(client: KazooClient, paths: Sequence[str]) -> tuple[Stamp, ...]
         return None
     try:
         await asyncio.wait_for(answered, PROBE_TIMEOUT_S)
-        return tuple(_stamp(result.get_nowait()) for result in results)
+        return tuple(stamp_of(result.get_nowait()) for result in results)
     except (KazooException, TimeoutError):
         return None
 
 
-def _stamp(stat: Any) -> Stamp:
+def stamp_of(stat: Any) -> Stamp:
+    """The stamp of a znode's stat (``None``: the znode does not exist)."""
     return None if stat is None else (int(stat.mzxid), int(stat.cversion))
 
 
@@ -97,9 +98,9 @@ class RecentZxid:
     reply; kazoo keeps it (``KazooClient.last_zxid``), so one ``exists`` of ``/`` brings it.
 
     An answer up to :data:`ZXID_FRESH_S` old can only make a resync see a change one period later,
-    as if it had run that much earlier; and the zxid kept with a record is one seen before its
-    stamps were taken, so a change in between makes the zxids differ (more work, never a missed
-    change).
+    as if it had run that much earlier; and the zxid kept with a record is one seen before the
+    read its stamps come from, so a change in between makes the zxids differ (more work, never a
+    missed change).
 
     On a busy cluster the zxid moves all the time and every resync probes its znodes; two of the
     six a one-partition topic's read depends on are the same for every topic

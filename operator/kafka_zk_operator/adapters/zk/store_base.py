@@ -20,6 +20,7 @@ from kazoo.protocol.states import KazooState, ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_admin, znodes_brokers, znodes_cluster
+from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 
@@ -100,6 +101,8 @@ class StoreBase:
         self.on_fenced: Callable[[str], None] | None = None
         #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
         self._ahead = threading.local()
+        #: Per thread: the stamps of what it reads while :meth:`recording_stamps` is open.
+        self._recording = threading.local()
         #: Held while ``/admin/reassign_partitions`` is read and decoded (``store_admin``): one
         #: decode per state of it, however many threads ask at once.
         self._reassignment_lock = threading.Lock()
@@ -149,6 +152,26 @@ class StoreBase:
                 for read in added:
                     answers.pop(read, None)
 
+    @contextlib.contextmanager
+    def recording_stamps(self) -> Iterator[ReadStamps]:
+        """Note the stamp of every znode this thread gets or stats within the block, from the
+        answers themselves (``adapters.zk.read_stamps``). A block opened within another one of the
+        same thread yields the outer one's record: its reads are the outer reader's too."""
+        outer: ReadStamps | None = getattr(self._recording, "stamps", None)
+        if outer is not None:
+            yield outer
+            return
+        self._recording.stamps = ReadStamps()
+        try:
+            yield self._recording.stamps
+        finally:
+            self._recording.stamps = None
+
+    def _note(self, path: str, stat: ZnodeStat | None) -> None:
+        recording: ReadStamps | None = getattr(self._recording, "stamps", None)
+        if recording is not None:
+            recording.note(path, stat_probe.stamp_of(stat))
+
     def _sent_ahead(self, read: ReadAhead) -> Any:
         """The pending answer of ``read`` if it was sent ahead in this thread (taken: used once)."""
         answers: dict[ReadAhead, Any] | None = getattr(self._ahead, "answers", None)
@@ -160,13 +183,16 @@ class StoreBase:
             try:
                 data, stat = ahead.get() if ahead is not None else self.client.get(path)
             except NoNodeError:
+                self._note(path, None)
                 return None
+        self._note(path, stat)
         return data, stat
 
     def _stat(self, path: str) -> ZnodeStat | None:
         ahead = self._sent_ahead(("exists", path))
         with zk_errors.mapped(self.client, path):
             stat: ZnodeStat | None = ahead.get() if ahead is not None else self.client.exists(path)
+        self._note(path, stat)
         return stat
 
     def _exists(self, path: str) -> bool:
