@@ -266,9 +266,10 @@ def rewritten_reassignment_window(operator: OperatorProcess, zk_connect: str, ap
     """The resyncs while the pending reassignment is rewritten every :data:`REWRITE_EVERY_S`
     for two resync periods, once the operator settled: the figures as one report line.
 
-    An adoption's records hold no stamps (``runtime.unchanged``), so the first change anywhere in
-    ZooKeeper after a restart reads every topic once, as designed: the znode is rewritten once and
-    the operator left to settle again before the window."""
+    The znode is rewritten once and the operator left to settle again before the window: before
+    ``e38de99`` an adoption's records held no stamps (``runtime.unchanged``), so the first change
+    anywhere in ZooKeeper after a restart read every topic once; the warm-up keeps runs of either
+    code comparable."""
     zk = KazooClient(hosts=zk_connect)
     zk.start()
     try:
