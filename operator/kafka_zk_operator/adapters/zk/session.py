@@ -37,7 +37,7 @@ from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
-from kafka_zk_operator.adapters.zk import kerberos
+from kafka_zk_operator.adapters.zk import batched_sends, kerberos
 from kafka_zk_operator.config.zookeeper import KERBEROS_BINDING, ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 
@@ -345,6 +345,7 @@ def connect(settings: ZkConnectionSettings) -> KazooClient:
         kerberos.login(settings.sasl, settings.connect, (host for host, _ in servers))
     handler = _WatchfulHandler(servers)
     client = build_client(settings, handler)
+    batched_sends.install(client)
     watch = _StartWatch(client, handler)
     client.add_listener(watch)
     try:
