@@ -7,7 +7,9 @@ operator's reads seldom come alone: a reconcile sends its reads ahead together
 (``StoreBase.reading_ahead``: five or six at once) and sixteen reconciles run at a time. At
 10,000 adopted topics those per-request turns were about a fifth of the operator's busy samples
 (py-spy, issue #16). Here one turn takes every request queued (up to :data:`MAX_BATCH`
-requests or :data:`MAX_BATCH_BYTES` bytes) and writes them with one ``send``.
+requests or :data:`MAX_BATCH_BYTES` bytes) and writes them with one ``send``. Measured on that
+adoption (docs/kafkatopic.md): 5.7 requests per write and ZooKeeper's CPU about 15% lower; the
+operator's own CPU and the adoption's time did not move beyond the runs' spread.
 
 What kazoo relies on is kept:
 
@@ -15,13 +17,14 @@ What kazoo relies on is kept:
   packet with kazoo's auth xid), and each enters ``_pending`` - which responses are matched
   against, in order - as it leaves the queue, before the write. If the write fails, kazoo fails
   every pending and queued request with the connection loss, as it does for one.
-- Wake-ups: a caller queues its request, then writes one byte to the pipe. A turn reads every
-  byte there *before* it takes requests, so a request whose byte it read is in the queue when it
-  takes them; a byte written later wakes the loop again (a turn that finds nothing left does
-  nothing, as kazoo's own does). When a turn stops at its limit with requests left, it writes a
-  byte itself, without waiting (it is the pipe's only reader: a full pipe already wakes it), so
-  that the loop comes back for them; the loop reads the socket between turns, so responses are
-  still read while many requests wait.
+- Wake-ups: a caller queues its request, then writes one byte to the pipe. A turn reads the
+  bytes there (up to :data:`_WAKEUP_READ`; any more wake the loop again) *before* it takes
+  requests, so a request whose byte it read is in the queue when it takes them; a byte written
+  later wakes the loop again (a turn that finds nothing left does nothing, as kazoo's own does).
+  When a turn stops at its limit with requests left, it writes a byte itself, without waiting
+  (it is the pipe's only reader: a full pipe already wakes it), so that the loop comes back for
+  them; the loop reads the socket between turns, so responses are still read while many requests
+  wait.
 - kazoo's test sentinels (session expired, connection dropped) act when they are first in the
   queue, as in kazoo; requests before them are sent first.
 
@@ -104,7 +107,7 @@ class BatchingConnectionHandler(ConnectionHandler):  # type: ignore[misc]  # kaz
         return xid, int_struct.pack(len(body)) + bytes(body)
 
     def _take_wakeups(self) -> None:
-        """Read every wake-up byte there now (never waits: the loop found the pipe readable)."""
+        """Read the wake-up bytes there now, up to :data:`_WAKEUP_READ` (never waits)."""
         with contextlib.suppress(OSError):  # none there (a spurious wake), or closed meanwhile
             self._read_sock.recv(_WAKEUP_READ, socket.MSG_DONTWAIT)
 
