@@ -86,22 +86,12 @@ def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_s
     reporter = HealthReporter(store, lambda ref, fields: None, "test")
     reporter.start()
     prefix = f"{kafka_cluster.chroot}/brokers/topics/{unique_topic}"
-    zookeeper = kafka_cluster.stack.zookeeper
-    assert zookeeper is not None
 
     def client_watches() -> list[str]:
         return [path for path, found in client._data_watchers.items() if path.startswith(prefix) and found]
 
     def server_watches() -> list[str]:
-        """This session's watches under the topic, from ZooKeeper's ``wchc`` (session, then its
-        paths indented); the controller's own watches are not counted."""
-        session, paths, ours = f"0x{client.client_id[0]:x}", [], False
-        for line in four_letter_word(zookeeper.port, "wchc", timeout=5).splitlines():
-            if line and not line[0].isspace():
-                ours = line.strip() == session
-            elif ours and line.strip().startswith(prefix):
-                paths.append(line.strip())
-        return paths
+        return _server_watches(kafka_cluster, client, prefix)
 
     try:
         ref = ("ns", "t")
@@ -123,6 +113,20 @@ def test_a_topic_deleted_after_untracking_leaves_no_watch_in_the_client_or_the_s
         reporter.stop()
         client.stop()
         client.close()
+
+
+def _server_watches(kafka_cluster: Any, client: KazooClient, prefix: str) -> list[str]:
+    """The session of ``client``'s watches under ``prefix``, from ZooKeeper's ``wchc`` (session,
+    then its paths indented); the controller's own watches are not counted."""
+    zookeeper = kafka_cluster.stack.zookeeper
+    assert zookeeper is not None
+    session, paths, ours = f"0x{client.client_id[0]:x}", [], False
+    for line in four_letter_word(zookeeper.port, "wchc", timeout=5).splitlines():
+        if line and not line[0].isspace():
+            ours = line.strip() == session
+        elif ours and line.strip().startswith(prefix):
+            paths.append(line.strip())
+    return paths
 
 
 def _status_recorder() -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
@@ -322,7 +326,7 @@ def test_a_topic_tracked_from_a_current_read_is_not_read_again(
                 if topic == touched:
                     data, _ = client.get(znodes_topics.topic_path(topic))
                     client.set(znodes_topics.topic_path(topic), data)  # after the read
-                reporter.track(topic, ref, read_since=written.read_since)
+                reporter.track(topic, ref, read_since=written.read_since, priming=written.priming)
                 written.status = partition_fields(observed, store.broker_ids())
         wait_for(lambda: touched in refreshed, what="the touched topic refreshed")
         for topic in (quiet, touched):
@@ -363,7 +367,7 @@ def test_a_topic_tracked_after_the_reconcile_that_created_it_is_not_read_again(
             assert result.outcome is errors.Reason.CREATED, result.status
             assert result.read_since is not None and result.read_since > (written.read_since or 0)
             written.read_since = result.read_since
-            reporter.track(unique_topic, resource.ref, read_since=written.read_since)
+            reporter.track(unique_topic, resource.ref, read_since=written.read_since, priming=written.priming)
             written.fields = {key: result.status.get(key) for key in PARTITION_FIELDS}
             written.status = dict(written.fields)
         for partition in (0, 1):
@@ -376,6 +380,61 @@ def test_a_topic_tracked_after_the_reconcile_that_created_it_is_not_read_again(
         # Still watched: a change in Kafka is reported.
         data, _ = client.get(znodes_topics.topic_path(unique_topic))
         client.set(znodes_topics.topic_path(unique_topic), data)
+        wait_for(lambda: unique_topic in refreshed, what="a refresh after the topic znode changed")
+    finally:
+        reporter.stop()
+        client.stop()
+        client.close()
+
+
+def test_a_reconciles_reads_are_the_reporters_watches_with_no_request_of_their_own(
+    kafka_cluster: Any, unique_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #16: the reads of a reconcile that tracks a topic set the watches the reporter
+    needs (``HandlerWrite.priming``), so tracking it sends nothing - before, a ``get`` of the topic
+    and an ``exists`` per partition, 2 of an adopted topic's 8 requests. ZooKeeper's ``wchc`` shows
+    the watches, and a change of the topic znode is reported through them."""
+    client: KazooClient = kafka_cluster.zk_client()
+    _, patches, patcher = _status_recorder()
+    store = ZkStore(client)
+    brokers = assignment.brokers_for_assignment(store.live_brokers(), assignment.RackAwareMode.ENFORCED)
+    store.create_topic(unique_topic, assignment.assign_replicas_to_brokers(brokers, 2, 3), {})
+    wait_for(
+        lambda: [len(s.isr) for s in store.partition_states(unique_topic, [0, 1]).values()] == [3, 3],
+        what="leaders with a full ISR (no state change left to come)",
+    )
+    reporter, refreshed = _counting_reporter(store, patcher, monkeypatch)
+    reporter.start()
+    sent: list[tuple[str, str]] = []
+
+    def counting(name: str, original: Any) -> Any:
+        def call(path: str, *args: Any, **kwargs: Any) -> Any:
+            sent.append((name, path))
+            return original(path, *args, **kwargs)
+
+        return call
+
+    ref = ("ns", "adopted")
+    topic_path = znodes_topics.topic_path(unique_topic)
+    try:
+        with reporter.reconciling(unique_topic, ref) as written:
+            observed = store.read_topic(unique_topic)
+            for name in ("get", "get_async", "exists", "exists_async"):
+                monkeypatch.setattr(client, name, counting(name, getattr(client, name)))
+            reporter.track(unique_topic, ref, read_since=written.read_since, priming=written.priming)
+            written.status = partition_fields(observed, store.broker_ids())
+        assert sent == [], "tracking sent no request"
+        assert reporter._watches.watched() == 3
+        prefix = f"{kafka_cluster.chroot}{topic_path}"
+        wait_for(
+            lambda: len(_server_watches(kafka_cluster, client, prefix)) == 3,
+            what="ZooKeeper holding the watches the reads set (topic and 2 partition states)",
+            timeout=10,
+        )
+        time.sleep(1)  # the debounce of a refresh, had one been asked
+        assert refreshed == [] and patches == []
+        data, _ = client.get(topic_path)
+        client.set(topic_path, data)
         wait_for(lambda: unique_topic in refreshed, what="a refresh after the topic znode changed")
     finally:
         reporter.stop()

@@ -7,6 +7,8 @@ Found by ``benchmarks/topics_bench.py``: a restarted operator sent 86 status pat
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -37,6 +39,10 @@ class FakeStore:
     def znode_watches(self, on_change: Any, on_unchanged: Any = None) -> FakeWatches:
         return FakeWatches()
 
+    @contextlib.contextmanager
+    def priming_watches(self, priming: Any) -> Iterator[Any]:
+        yield priming
+
 
 class FakeWatches:
     def __init__(self) -> None:
@@ -44,6 +50,12 @@ class FakeWatches:
 
     def add(self, path: str, *, read: bool, since: int | None = None) -> None:
         self.added.append((path, read, since))
+
+    def priming(self, wanted: Any) -> None:
+        return None  # no read sets a watch here: track arms them
+
+    def release(self, priming: Any) -> None:
+        pass
 
     def discard(self, path: str) -> None:
         pass

@@ -232,7 +232,9 @@ def _reconcile_now(
             ):
                 health.untrack(resource.topic_name, resource.ref)
             else:
-                health.track(resource.topic_name, resource.ref, read_since=written.read_since)
+                health.track(
+                    resource.topic_name, resource.ref, read_since=written.read_since, priming=written.priming
+                )
     _post(body, topics.unreported(result.events, status, resource.generation))
     outcome = result.outcome
     label = (

@@ -37,6 +37,7 @@ from typing import Any
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.zk import znodes_brokers, znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from kafka_zk_operator.adapters.zk.watches import Priming
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.timestamps import format_timestamp
 from kafka_zk_operator.domain.topic_status import partition_fields
@@ -74,6 +75,9 @@ class HandlerWrite:
     #: The session's last zxid before the reconcile last read the topic (``None``: unknown);
     #: the handler moves it on when it read the topic again after writing.
     read_since: int | None = None
+    #: The watches the reconcile's reads of the topic set (``None``: none), handed over by
+    #: :meth:`HealthReporter.track`.
+    priming: Priming | None = None
 
 
 class HealthReporter:
@@ -122,12 +126,16 @@ class HealthReporter:
         metrics.TOPIC_HEALTH.remove(self._gauge_samples)
 
     # ------------------------------------------------------------------ tracking
-    def track(self, topic: str, ref: ResourceRef, *, read_since: int | None = None) -> None:
+    def track(
+        self, topic: str, ref: ResourceRef, *, read_since: int | None = None, priming: Priming | None = None
+    ) -> None:
         """Report ``topic``'s health into the status of ``ref`` from now on (idempotent).
 
         ``read_since``: the caller read the topic after ZooKeeper's transaction ``read_since``
         (``HandlerWrite.read_since``); when none of its znodes changed after it, the watches are
         set without reading the topic again (an adopting operator's topics, issue #16).
+        ``priming``: the watches the caller's reads set (``HandlerWrite.priming``); those still
+        set are taken over without any request (``ZnodeWatches.adopt``), the others armed.
         """
         with self._lock:
             first = topic not in self._refs
@@ -136,12 +144,36 @@ class HealthReporter:
                 read_since = None  # the live brokers changed after that read (they are in its fields)
             if first:
                 self._watched_partitions[topic] = 0
-                if read_since is not None:
-                    self._read_since[topic] = read_since
-        if first:
-            # Reported at once, with its partitions: their watches, then a refresh (none when
-            # the caller's read is still current).
-            self._watches.add(znodes_topics.topic_path(topic), read=True, since=read_since)
+        if not first:
+            return
+        if read_since is not None and priming is not None and self._adopt_watches(topic, priming, read_since):
+            return
+        with self._lock:
+            if read_since is not None and topic in self._refs:
+                self._read_since[topic] = read_since
+        # Reported at once, with its partitions: their watches, then a refresh (none when the
+        # caller's read is still current).
+        self._watches.add(znodes_topics.topic_path(topic), read=True, since=read_since)
+
+    def _adopt_watches(self, topic: str, priming: Priming, read_since: int) -> bool:
+        """Take over the watches the caller's reads set on the topic's znodes; a partition whose
+        watch cannot be taken over is armed ``since`` the caller's read. ``False``: the topic
+        znode's cannot, nothing was taken over (the caller arms them all)."""
+        topic_path = znodes_topics.topic_path(topic)
+        data = priming.armed.get(topic_path)
+        count = None if data is None else self._partition_count(data, topic_path)
+        if count is None or not self._watches.adopt(topic_path, priming, read=True):
+            return False
+        with self._lock:
+            known = self._watched_partitions.get(topic)
+            if known is None or count <= known:
+                return True  # untracked meanwhile, or a change of the topic znode watches them
+            self._watched_partitions[topic] = count
+        for partition in range(known, count):
+            path = znodes_topics.partition_state_path(topic, partition)
+            if not self._watches.adopt(path, priming, read=False):
+                self._watches.add(path, read=False, since=read_since)
+        return True
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
@@ -181,9 +213,17 @@ class HealthReporter:
             self._reconciling[topic] = self._reconciling.get(topic, 0) + 1
             if self._refreshing == topic:
                 self._overlapped.add(topic)
+            first = topic not in self._refs
         try:
-            yield note
+            if first:  # its reads set the watches track would arm (see track)
+                note.priming = self._watches.priming(lambda path: znodes_topics.topic_of_path(path) == topic)
+                with self.store.priming_watches(note.priming):
+                    yield note
+            else:
+                yield note
         finally:
+            if note.priming is not None:
+                self._watches.release(note.priming)  # those track did not take over
             with self._lock:
                 left = self._reconciling.pop(topic) - 1
                 if left:

@@ -101,6 +101,8 @@ class StoreBase:
         self.on_fenced: Callable[[str], None] | None = None
         #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
         self._ahead = threading.local()
+        #: Per thread: the watches its reads set while :meth:`priming_watches` is open.
+        self._priming = threading.local()
         #: Per thread: the stamps of what it reads while :meth:`recording_stamps` is open.
         self._recording = threading.local()
         #: Held while ``/admin/reassign_partitions`` is read and decoded (``store_admin``): one
@@ -137,9 +139,16 @@ class StoreBase:
                 for read in reads:
                     if read not in answers:
                         kind, path = read
-                        answers[read] = (
-                            self.client.get_async(path) if kind == "get" else self.client.exists_async(path)
-                        )
+                        if kind == "get":
+                            priming = self._priming_of(path)
+                            answers[read] = (
+                                self.client.get_async(path)
+                                if priming is None
+                                else self.client.get_async(path, watch=priming.watcher),
+                                priming,
+                            )
+                        else:
+                            answers[read] = (self.client.exists_async(path), None)
                         added.append(read)
             except KazooException:
                 pass  # the connection closed meanwhile: the reads ask alone (and report it)
@@ -172,26 +181,53 @@ class StoreBase:
         if recording is not None:
             recording.note(path, stat_probe.stamp_of(stat))
 
-    def _sent_ahead(self, read: ReadAhead) -> Any:
-        """The pending answer of ``read`` if it was sent ahead in this thread (taken: used once)."""
+    @contextlib.contextmanager
+    def priming_watches(self, priming: watches.Priming) -> Iterator[watches.Priming]:
+        """Within the block, this thread's reads (``get``) of the znodes ``priming`` wants carry
+        its watch, and each one that finds its znode notes it in ``priming.armed``: the watch is
+        then set, to be handed over (``ZnodeWatches.adopt``) instead of armed by a request of its
+        own. A block opened within another one of the same thread replaces it until it ends."""
+        outer: watches.Priming | None = getattr(self._priming, "current", None)
+        self._priming.current = priming
+        try:
+            yield priming
+        finally:
+            self._priming.current = outer
+
+    def _priming_of(self, path: str) -> watches.Priming | None:
+        """The open priming of this thread if it wants ``path``."""
+        priming: watches.Priming | None = getattr(self._priming, "current", None)
+        return priming if priming is not None and priming.wanted(path) else None
+
+    def _sent_ahead(self, read: ReadAhead) -> tuple[Any, watches.Priming | None] | None:
+        """The pending answer of ``read`` if it was sent ahead in this thread (taken: used once),
+        and the priming whose watch it carries."""
         answers: dict[ReadAhead, Any] | None = getattr(self._ahead, "answers", None)
         return None if not answers else answers.pop(read, None)
 
     def _get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
         ahead = self._sent_ahead(("get", path))
+        priming = self._priming_of(path) if ahead is None else ahead[1]
         with zk_errors.mapped(self.client, path):
             try:
-                data, stat = ahead.get() if ahead is not None else self.client.get(path)
+                if ahead is not None:
+                    data, stat = ahead[0].get()
+                elif priming is not None:
+                    data, stat = self.client.get(path, watch=priming.watcher)
+                else:
+                    data, stat = self.client.get(path)
             except NoNodeError:
                 self._note(path, None)
                 return None
         self._note(path, stat)
+        if priming is not None:  # found with the watch: ZooKeeper set it
+            priming.armed[path] = data
         return data, stat
 
     def _stat(self, path: str) -> ZnodeStat | None:
         ahead = self._sent_ahead(("exists", path))
         with zk_errors.mapped(self.client, path):
-            stat: ZnodeStat | None = ahead.get() if ahead is not None else self.client.exists(path)
+            stat: ZnodeStat | None = ahead[0].get() if ahead is not None else self.client.exists(path)
         self._note(path, stat)
         return stat
 

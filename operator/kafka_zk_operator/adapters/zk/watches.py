@@ -20,6 +20,14 @@ znode's ``mzxid`` at arming is not past it, nothing changed between the read and
 the first report is only "unchanged" (``on_unchanged``): the caller need not read it again. A
 restarted operator adopting 10,000 topics read each one twice before (issue #16).
 
+A reader can also set the watch with its own read (:meth:`ZnodeWatches.priming`: the store's reads
+of the wanted znodes carry the watch) and then hand the znodes over with
+:meth:`ZnodeWatches.adopt`, which costs no request at all: a reconcile's read of a topic is then
+also the health reporter's watch of it (issue #16: an adopted topic's watches were 2 of its 8
+requests). A hand-over is refused - and the caller arms the watch itself - when anything could
+have come between the read and the hand-over: a watch of these that fired before it was handed
+over, or a lost connection (kazoo does not set its watches again on a new connection).
+
 A watch whose znode is no longer wanted ends when it next fires, and :meth:`ZnodeWatches.discard`
 also drops kazoo's record of it: a watch on the znode of a topic deleted after the operator
 stopped following it would otherwise stay in the client for the session's lifetime (issue #17).
@@ -31,6 +39,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -55,6 +64,21 @@ _DISCONNECTED = (ConnectionLoss, SessionExpiredError, ConnectionClosedError)
 #: Watches armed again at a time after a reconnection, each batch answered before the next.
 REARM_BATCH = 500
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Priming:
+    """One reader's reads that set a :class:`ZnodeWatches`' watch as they read
+    (:meth:`ZnodeWatches.priming`); the store fills ``armed`` (``StoreBase.priming_watches``)."""
+
+    #: The watch the reads carry: the :class:`ZnodeWatches`' own callback.
+    watcher: Callable[[Any], None]
+    #: Which znodes' reads carry it.
+    wanted: Callable[[str], bool]
+    #: The :class:`ZnodeWatches`' lapse count when the reads began (see ``ZnodeWatches._lapses``).
+    lapses: int
+    #: Path → its data, for each znode a read with the watch found: ZooKeeper set the watch then.
+    armed: dict[str, bytes] = field(default_factory=dict)
 
 
 def _install(client: KazooClient, watch: Callable[[], object]) -> None:
@@ -98,6 +122,10 @@ class ZnodeWatches:
         #: Path → whether its data is reported.
         self._paths: dict[str, bool] = {}
         self._stopped = False
+        #: Counts what may have undone a watch a primed read set before it was handed over: a
+        #: watch of a path not (yet) wanted fired, or the connection went. A hand-over
+        #: (:meth:`adopt`) is refused when it moved since its reads began.
+        self._lapses = 0
         self._reconnecting = client.state != KazooState.CONNECTED
         #: The one callback every registration uses: kazoo keeps a set per path, so arming a
         #: path again while armed adds nothing.
@@ -112,12 +140,47 @@ class ZnodeWatches:
             self._paths[path] = read
         self._arm(path, read, report=read or since is not None, since=since)
 
+    def priming(self, wanted: Callable[[str], bool]) -> Priming:
+        """What a reader's reads of ``wanted`` znodes carry so that their watch is set by the
+        read itself, to be handed over with :meth:`adopt` (``StoreBase.priming_watches``)."""
+        with self._lock:
+            return Priming(self._watcher, wanted, self._lapses)
+
+    def adopt(self, path: str, priming: Priming, *, read: bool) -> bool:
+        """Watch ``path`` from now on, as :meth:`add` with a ``since`` that finds it unchanged
+        would, without a request: a read of ``priming`` found it and set the watch, and nothing
+        that could have undone the watch happened since (see the module). ``False``: it is not
+        handed over, the caller arms it (:meth:`add`). ``True`` also when it is already watched."""
+        with self._lock:
+            if self._stopped:
+                return False
+            if path in self._paths:
+                return True
+            if priming.lapses != self._lapses or path not in priming.armed:
+                return False
+            registered = self._client._data_watchers.get(self._client.chroot + path, ())
+            if self._watcher not in registered:
+                return False  # kazoo holds no such watch (it fired, or was never set)
+            self._paths[path] = read
+            return True
+
+    def release(self, priming: Priming) -> None:
+        """Drop kazoo's record of the watches ``priming``'s reads set and nobody took over (a
+        topic its reconcile did not track): they would stay in the client until they fired."""
+        with self._lock:  # so that no add of the same path comes between the check and the drop
+            for path in priming.armed:
+                if path not in self._paths:
+                    self._forget_registration(path)
+
     def discard(self, path: str) -> None:
         """Stop reporting ``path``; kazoo forgets its registration (ZooKeeper's own ends when it
         fires or with the connection)."""
         with self._lock:
             if self._paths.pop(path, None) is None:
                 return
+        self._forget_registration(path)
+
+    def _forget_registration(self, path: str) -> None:
         registered = self._client._data_watchers  # kazoo's: full path (chroot included) → watchers
         full_path = self._client.chroot + path
         watchers = registered.get(full_path)
@@ -190,15 +253,20 @@ class ZnodeWatches:
             self._on_change(path, None)
 
     def _fired(self, event: Any) -> None:
+        with self._lock:
+            read = None if event.type == EventType.NONE else self._paths.get(event.path)
+            if read is None:
+                self._lapses += 1  # perhaps a primed read's watch, not handed over yet
         if event.type == EventType.NONE:
             return  # kazoo's "session lost" to every watcher: the state listener arms them again
-        read = self._wanted(event.path)
         if read is not None:
             self._arm(event.path, read, report=True)
 
     # ------------------------------------------------------------------ reconnection
     def _on_state(self, state: str) -> None:
         if state != KazooState.CONNECTED:
+            with self._lock:
+                self._lapses += 1  # the server forgets the connection's watches
             self._reconnecting = True
         elif self._reconnecting:
             self._reconnecting = False
