@@ -15,7 +15,12 @@ when partitions finish: the full reconciles, the resyncs without a read, writes 
 
 Usage: .venv/bin/python benchmarks/topics_bench.py --topics 100,1000 [--partitions 1] [--rf 3]
        [--operator-env KEY=VALUE ...] [--profile-noop DIR] [--profile-burst DIR] [--burst-only]
-       [--adopt-during-reassignment PARTITIONS]
+       [--adopt-during-reassignment PARTITIONS] [--more-adoptions K [--other-env KEY=VALUE ...]]
+
+``--more-adoptions K`` restarts the operator K more times after the first adoption and prints
+each adoption's time, CPU and ZooKeeper requests per topic; with ``--other-env``, every other one
+of those runs with that environment too (an A/B of two settings or, with ``PYTHONPATH``, of two
+versions of the code on the same stack, alternating so that the machine's drift falls on both).
 """
 
 from __future__ import annotations
@@ -314,6 +319,8 @@ def run(
     burst_profile_dir: Path | None = None,
     burst_only: bool = False,
     reassigning: int = 0,
+    more_adoptions: int = 0,
+    other_env: dict[str, str] | None = None,
 ) -> dict[str, Any] | None:
     workdir = Path(tempfile.mkdtemp(prefix=f"kzo-bench-{n}-"))
 
@@ -428,14 +435,33 @@ def run(
         operator.stop()
         api_before_adoption = apiserver_mutations(api)
         adopt_profile = profile_dir / f"adopt-{n}.txt" if profile_dir else None
+        zk_requests_before_adoption = zookeeper_requests(state.zk_port)
         operator, adopted = restart_and_adopt(
             state, workdir / "operator-restarted.log", n, run_env, adopt_profile
         )
-        log(f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s")
+        adopt_zk_requests = zookeeper_requests(state.zk_port) - zk_requests_before_adoption
+        log(
+            f"N={n}: a restarted operator reconciled all {n} in {adopted:.1f} s; ZooKeeper received "
+            f"{adopt_zk_requests:,} requests meanwhile ({adopt_zk_requests / n:.2f} per topic, brokers' included)"
+        )
         adopt_api_writes, adopt_api_detail = writes_between(api_before_adoption, apiserver_mutations(api))
         adopt_api_detail += changed_fields(operator)
         adopt_zk_writes = operator.metric_sum("kzo_zookeeper_writes_total")
         adopt_peak_rss = proc_peak_rss_mb(operator.pid) if operator.pid else 0.0
+        log(f"N={n}: adoption 1: {adopted:.1f} s, operator CPU {proc_cpu_seconds(operator.pid or 0):.1f} s")
+        for number in range(2, more_adoptions + 2):
+            other = bool(other_env) and number % 2 == 0
+            operator.stop()
+            before = zookeeper_requests(state.zk_port)
+            operator, seconds = restart_and_adopt(
+                state, workdir / f"operator-adoption-{number}.log", n, {**run_env, **(other_env if other else {})}, None
+            )
+            requests = zookeeper_requests(state.zk_port) - before
+            log(
+                f"N={n}: adoption {number}{' (--other-env)' if other else ''}: {seconds:.1f} s, operator CPU "
+                f"{proc_cpu_seconds(operator.pid or 0):.1f} s, {requests / n:.2f} ZooKeeper requests per topic, "
+                f"{operator.metric_sum('kzo_zookeeper_writes_total'):.0f} ZooKeeper writes"
+            )
         if reassigning:
             # The same restart while a reassignment of that many partitions is pending (one that
             # cannot finish: each partition also gets an absent broker): every topic's reconcile
@@ -471,12 +497,14 @@ def run(
             "first_resyncs_s": settled,
             "adopt_s": adopted,
             "adopt_zk_writes": adopt_zk_writes,
+            "adopt_zk_requests_per_topic": adopt_zk_requests / n,
             "adopt_api_writes": adopt_api_writes,
             "detail": f"API writes until all Ready: {burst_api_detail or 'none'}; "
             f"no-op resync API writes: {resync_api_detail or 'none'}; "
             f"no-op window ({window} s): {int(resync_full)} full reconciles, "
             f"{int(resync_stamped)} resyncs by unchanged stamps; "
-            f"adoption API writes: {adopt_api_detail or 'none'}",
+            f"adoption API writes: {adopt_api_detail or 'none'}; "
+            f"adoption: {adopt_zk_requests / n:.2f} ZooKeeper requests per topic",
             "adopt_peak_rss_mb": adopt_peak_rss,
         }
     finally:
@@ -531,6 +559,20 @@ def main() -> int:
         metavar="PARTITIONS",
         help="after the adoption, restart once more while a reassignment of PARTITIONS partitions is pending",
     )
+    parser.add_argument(
+        "--more-adoptions",
+        type=int,
+        default=0,
+        metavar="K",
+        help="restart the operator K more times after the first adoption, timing each",
+    )
+    parser.add_argument(
+        "--other-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --more-adoptions: extra environment of every other one of those restarts (repeatable)",
+    )
     args = parser.parse_args()
     for directory in (args.profile_noop, args.profile_burst):
         if directory is not None:
@@ -548,6 +590,8 @@ def main() -> int:
             burst_profile_dir=args.profile_burst,
             burst_only=args.burst_only,
             reassigning=args.adopt_during_reassignment,
+            more_adoptions=args.more_adoptions,
+            other_env=dict(item.split("=", 1) for item in args.other_env),
         )
         for n in args.topics.split(",")
     ]
