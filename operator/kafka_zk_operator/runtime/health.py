@@ -15,6 +15,10 @@ that overlaps the reconcile, or comes within ``SETTLE_S`` after it, and disagree
 repeated once that window has passed (then writing unconditionally). Agreeing data, the usual
 case, costs nothing extra.
 
+The first reconcile of a topic sets those watches with its own reads (``HandlerWrite.priming``,
+``ZnodeWatches.adopt``), so tracking a topic a reconcile has just read costs no request (issue
+#16: 2 of an adopted topic's 8); what may have changed since that read is armed and read as usual.
+
 What is kept per topic is small on purpose (issue #16, 10,000 topics in the default memory
 limit): what the status last got is kept as a digest, and the per-topic partition gauges are
 read from the reporter's own table when Prometheus scrapes (``metrics.TOPIC_HEALTH``) rather than
@@ -166,8 +170,11 @@ class HealthReporter:
             return False
         with self._lock:
             known = self._watched_partitions.get(topic)
-            if known is None or count <= known:
-                return True  # untracked meanwhile, or a change of the topic znode watches them
+            if known is None:  # untracked meanwhile: its watch goes with it
+                self._watches.discard(topic_path)
+                return True
+            if count <= known:
+                return True  # a change of the topic znode meanwhile has them watched
             self._watched_partitions[topic] = count
         for partition in range(known, count):
             path = znodes_topics.partition_state_path(topic, partition)
