@@ -168,18 +168,10 @@ class HealthReporter:
         count = None if data is None else self._partition_count(data, topic_path)
         if count is None or not self._watches.adopt(topic_path, priming, read=True):
             return False
-        with self._lock:
-            known = self._watched_partitions.get(topic)
-            if known is None:  # untracked meanwhile: its watch goes with it
-                self._watches.discard(topic_path)
-                return True
-            if count <= known:
-                return True  # a change of the topic znode meanwhile has them watched
-            self._watched_partitions[topic] = count
-        for partition in range(known, count):
-            path = znodes_topics.partition_state_path(topic, partition)
-            if not self._watches.adopt(path, priming, read=False):
-                self._watches.add(path, read=False, since=read_since)
+        if not self.tracked(topic):  # untracked meanwhile: its watch goes with it
+            self._watches.discard(topic_path)
+            return True
+        self._watch_partitions(topic, count, since=read_since, priming=priming)
         return True
 
     def untrack(self, topic: str, ref: ResourceRef) -> None:
@@ -346,9 +338,12 @@ class HealthReporter:
             return None  # reported by the refresh's own read
         return max(assignment.partitions) + 1 if assignment.partitions else None
 
-    def _watch_partitions(self, topic: str, count: int | None, *, since: int | None = None) -> None:
+    def _watch_partitions(
+        self, topic: str, count: int | None, *, since: int | None = None, priming: Priming | None = None
+    ) -> None:
         """Watch the state znodes of partitions ``0..count-1`` (partitions only grow); with
-        ``since``, a state znode changed after that zxid (or missing) marks the topic dirty."""
+        ``since``, a state znode changed after that zxid (or missing) marks the topic dirty.
+        With ``priming``, a watch its reads set is taken over instead (``ZnodeWatches.adopt``)."""
         if count is None:
             return
         with self._lock:
@@ -357,7 +352,9 @@ class HealthReporter:
                 return
             self._watched_partitions[topic] = count
         for partition in range(known, count):
-            self._watches.add(znodes_topics.partition_state_path(topic, partition), read=False, since=since)
+            path = znodes_topics.partition_state_path(topic, partition)
+            if priming is None or not self._watches.adopt(path, priming, read=False):
+                self._watches.add(path, read=False, since=since)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:
