@@ -67,6 +67,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(getattr(pytest.mark, tier))
 
 
+#: The ``[figures]`` a passing test printed (its captured stdout), shown again after the run so
+#: that CI's log keeps what each fault, failover and soak test measured (pytest drops the output
+#: of passing tests). A figure's continuation lines are indented.
+_FIGURES: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call" or not report.passed:
+        return
+    keep = False
+    for line in report.capstdout.splitlines():
+        keep = line.startswith("[figures]") or (keep and line.startswith("  "))
+        if keep:
+            _FIGURES.append(f"{report.nodeid}: {line}" if line.startswith("[figures]") else line)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _FIGURES:
+        terminalreporter.section("figures printed by passing tests")
+        for line in _FIGURES:
+            terminalreporter.write_line(line)
+
+
 @dataclass
 class KafkaCluster:
     """A running cluster as tests see it. ``stack`` allows stopping/starting brokers."""

@@ -30,6 +30,7 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import wait_phase
+from tests.faults.burst import creating
 from tests.faults.conftest import OPERATOR_ENV, assert_converged
 from tests.faults.invariants import created_count, written_once
 from tests.faults.moves import BatchRecorder, event_reasons, start_throttled_moves
@@ -162,14 +163,19 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
     the standby within 15 s; every topic ends Ready and as specified in Kafka, each created once
     (its znodes at the versions of one create)."""
     names = [f"{ns}-ha-{i:04d}" for i in range(1000)]
-    for name in names:
-        topics.create(ns, kafkatopic(name, partitions=1, rf=3))
-    wait_for(lambda: created_count(zk, names) >= 150 or None, timeout=300, what="the burst to be under way")
-    leader = replicas.leader()  # the one leading now
-    leader.kill()
-    killed_with = created_count(zk, names)
-    took = _takeover(replicas, leader)
-    started = time.monotonic()
+    with creating(topics, ns, [kafkatopic(name, partitions=1, rf=3) for name in names]) as burst:
+        wait_for(
+            lambda: created_count(zk, names) >= 150 or None,
+            timeout=300,
+            interval=0.1,
+            what="the burst to be under way",
+        )
+        leader = replicas.leader()  # the one leading now
+        leader.kill()
+        client_still_creating = not burst.done()
+        killed_with = created_count(zk, names)
+        took = _takeover(replicas, leader)
+        started = time.monotonic()
     with replicas.kubelet():
         try:
             assert_converged(api, ns, kafka_view, zk, timeout=600)
@@ -180,6 +186,7 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
         f"{took:.1f} s later; all converged {time.monotonic() - started:.0f} s after the takeover "
         f"({replicas.restarts} replica restart(s))"
     )
+    assert client_still_creating and killed_with < len(names), "the leader died after the burst, not in it"
     assert took <= TAKEOVER_S
     assert created_count(zk, names) == len(names)
     twice = [problem for name in names for problem in written_once(zk, name)]
