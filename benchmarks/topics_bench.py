@@ -267,7 +267,9 @@ def settle(operator: OperatorProcess, resync: int, most: float = 600.0) -> None:
             return
 
 
-def rewritten_reassignment_window(operator: OperatorProcess, zk_connect: str, api: Any, n: int, resync: int) -> str:
+def rewritten_reassignment_window(
+    operator: OperatorProcess, zk_connect: str, api: Any, n: int, resync: int
+) -> str:
     """The resyncs while the pending reassignment is rewritten every :data:`REWRITE_EVERY_S`
     for two resync periods, once the operator settled: the figures as one report line.
 
@@ -454,7 +456,11 @@ def run(
             operator.stop()
             before = zookeeper_requests(state.zk_port)
             operator, seconds = restart_and_adopt(
-                state, workdir / f"operator-adoption-{number}.log", n, {**run_env, **(other_env if other else {})}, None
+                state,
+                workdir / f"operator-adoption-{number}.log",
+                n,
+                {**run_env, **(other_env if other else {})},
+                None,
             )
             requests = zookeeper_requests(state.zk_port) - before
             log(
