@@ -151,7 +151,7 @@ def test_hostile_kafkatopic_specs_are_refused_or_reported(fuzz: checks.FuzzRun, 
         existed = checks.is_topic_path(topic) and fuzz.zk.exists(f"/brokers/topics/{topic}") is not None
         checks.delete(fuzz, "kafkatopics", name)
         if existed and body["spec"].get("deletionPolicy") == "Retain":
-            fuzz.kafka.admin.delete_topics([topic])  # kept in Kafka on purpose: the test removes it
+            fuzz.kafka.delete_topic(topic)  # kept in Kafka on purpose: the test removes it
         elif existed:
             assert fuzz.zk.exists(f"/brokers/topics/{topic}") is None, (
                 f"KafkaTopic {name} (deletionPolicy Delete) is gone, but its topic {topic} is still in ZooKeeper"

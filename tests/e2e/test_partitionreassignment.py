@@ -793,7 +793,7 @@ def test_a_plan_longer_than_the_status_holds_is_kept_in_owned_configmaps(
     assert all(e["from"] == [1] and e["to"] == [2] for e in entries)
     kprs.delete(namespace, "big")
     wait_gone(lambda: kprs.get(namespace, "big"), timeout=30)
-    kafka.admin.delete_topics([unique_topic])
+    kafka.delete_topic(unique_topic)
 
 
 # ------------------------------------------------------------------ DemoteBrokers
