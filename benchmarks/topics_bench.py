@@ -268,10 +268,12 @@ def settle(operator: OperatorProcess, resync: int, most: float = 600.0) -> None:
 
 
 def rewritten_reassignment_window(
-    operator: OperatorProcess, zk_connect: str, api: Any, n: int, resync: int
+    operator: OperatorProcess, zk_connect: str, zk_port: int, api: Any, n: int, resync: int
 ) -> str:
     """The resyncs while the pending reassignment is rewritten every :data:`REWRITE_EVERY_S`
-    for two resync periods, once the operator settled: the figures as one report line.
+    for two resync periods, once the operator settled: the figures as one report line (the
+    ZooKeeper requests per resync are every client's, the brokers' and the benchmark's own
+    rewrites included, divided by the resyncs of the window).
 
     The znode is rewritten once and the operator left to settle again before the window: before
     ``e38de99`` an adoption's records held no stamps (``runtime.unchanged``), so the first change
@@ -290,19 +292,23 @@ def rewritten_reassignment_window(
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
         api0 = apiserver_mutations(api)
         cpu0 = proc_cpu_seconds(operator.pid) if operator.pid else 0.0
+        requests0 = zookeeper_requests(zk_port)
         started, rewrites = time.monotonic(), 0
         while time.monotonic() - started < 2 * resync:
             zk.set(path, data)  # the same entries: a new state of the znode, as a completion makes
             rewrites += 1
             time.sleep(REWRITE_EVERY_S)
         cpu = (proc_cpu_seconds(operator.pid) if operator.pid else 0.0) - cpu0
+        requests = zookeeper_requests(zk_port) - requests0
+        full = operator.metric_sum("kzo_reconciliations_total") - full0
+        stamped = operator.metric_sum("kzo_resyncs_unchanged_total") - stamped0
         api_writes, api_detail = writes_between(api0, apiserver_mutations(api))
         return (
             f"N={n}: the pending reassignment rewritten {rewrites} times in {2 * resync} s (every "
-            f"{REWRITE_EVERY_S:.0f} s): {operator.metric_sum('kzo_reconciliations_total') - full0:.0f} full "
-            f"reconciles, {operator.metric_sum('kzo_resyncs_unchanged_total') - stamped0:.0f} resyncs without a "
-            f"read, {operator.metric_sum('kzo_zookeeper_writes_total') - writes0:.0f} ZooKeeper and {api_writes} "
-            f"API writes ({api_detail or 'none'}), {cpu * resync / (2 * resync):.1f} s of operator CPU per period"
+            f"{REWRITE_EVERY_S:.0f} s): {full:.0f} full reconciles, {stamped:.0f} resyncs without a read, "
+            f"{operator.metric_sum('kzo_zookeeper_writes_total') - writes0:.0f} ZooKeeper and {api_writes} "
+            f"API writes ({api_detail or 'none'}), {cpu * resync / (2 * resync):.1f} s of operator CPU per period, "
+            f"{requests:,} ZooKeeper requests ({requests / max(1.0, full + stamped):.2f} per resync)"
         )
     finally:
         zk.stop()
@@ -487,7 +493,7 @@ def run(
                 f"({api_moving_detail or 'none'}{changed_fields(operator)}), peak RSS "
                 f"{proc_peak_rss_mb(operator.pid) if operator.pid else 0.0:.0f} MB"
             )
-            log(rewritten_reassignment_window(operator, state.zk_connect, api, n, resync))
+            log(rewritten_reassignment_window(operator, state.zk_connect, state.zk_port, api, n, resync))
         return {
             "n": n,
             "apply_s": applied,

@@ -8,12 +8,13 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
-from kafka_zk_operator.adapters.zk import znodes_admin
+from kafka_zk_operator.adapters.zk import stat_probe, znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
@@ -198,3 +199,74 @@ def test_a_resync_learns_a_topic_s_place_in_a_rewritten_reassignment_from_one_de
     assert finished is not None and store.reassignment_moved_alone(paths, corrupt, finished) == 0
     assert store.kept_reassignment_place("orders", 0) == (False, None)
     assert reads.count(path) == 3
+
+
+def test_a_read_stands_for_its_deletion_marker_by_the_shared_stamp_of_the_markers_parent(
+    idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy cluster each resync probes the znodes its topic's last read depended on. The
+    deletion marker is one of them; when the read found a fresh shared stamp of
+    ``/admin/delete_topics`` (taken before the marker was asked), the record names that parent
+    instead, whose stamp every probe takes from the shared round: no marker of its own is asked.
+    Any marker coming or going moves the parent's stamp; without a fresh round the marker
+    stands for itself, as before."""
+    idle_chroot.ensure_path("/brokers/ids")
+    idle_chroot.ensure_path(znodes_admin.DELETE_TOPICS_PATH)
+    now = [0.0]
+    store = ZkStore(idle_chroot)
+    store._recent_zxid = stat_probe.RecentZxid(
+        idle_chroot,
+        shared=(
+            znodes_admin.REASSIGN_PARTITIONS_PATH,
+            "/brokers/ids",
+            znodes_admin.DELETE_TOPICS_PATH,
+        ),
+        clock=lambda: now[0],
+    )
+    marker = znodes_admin.delete_topic_path("orders")
+    with store.recording_stamps() as without_round:
+        store.read_topic("orders")
+    assert store.topic_read_paths("orders", 0, without_round) == store.topic_read_paths("orders", 0)
+    assert marker in store.topic_read_paths("orders", 0), "no shared round: the marker itself"
+
+    assert asyncio.run(store.recent_zxid()) is not None
+    with store.recording_stamps() as read:
+        store.read_topic("orders")
+    # The topic, its config and what stands for its marker (the rest is read for a topic that
+    # exists; "orders" does not).
+    paths = store.topic_read_paths("orders", 0, read)[:3]
+    assert paths[2] == znodes_admin.DELETE_TOPICS_PATH and marker not in paths
+    recorded = read.of(paths)
+    assert recorded is not None and recorded == asyncio.run(stat_probe.stamps(idle_chroot, paths))
+    sent = _sent_exists(idle_chroot, monkeypatch)
+    assert asyncio.run(store.stamps(paths)) == recorded
+    assert znodes_admin.DELETE_TOPICS_PATH not in sent and marker not in sent, "both from the shared round"
+
+    idle_chroot.create(znodes_admin.delete_topic_path("other"))  # another topic's marker came
+    now[0] += stat_probe.ZXID_FRESH_S
+    assert asyncio.run(store.recent_zxid()) is not None
+    moved = asyncio.run(store.stamps(paths))
+    assert moved is not None and moved != recorded, "a marker came: the parent's stamp moved"
+    idle_chroot.delete(znodes_admin.delete_topic_path("other"))
+    now[0] += stat_probe.ZXID_FRESH_S
+    assert asyncio.run(store.recent_zxid()) is not None
+    gone = asyncio.run(store.stamps(paths))
+    assert gone is not None and gone not in (recorded, moved), "and went: it moved again"
+
+    now[0] += stat_probe.SHARED_FRESH_S + stat_probe.ZXID_FRESH_S  # the round is too old now
+    with store.recording_stamps() as stale:
+        store.read_topic("orders")
+    assert marker in store.topic_read_paths("orders", 0, stale), "no fresh round: the marker itself"
+
+
+def _sent_exists(zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths whose stamps ``zk`` is asked from now on (its ``exists_async``), in order."""
+    sent: list[str] = []
+    exists_async = zk.exists_async
+
+    def counting_exists_async(path: str, watch: Any = None) -> Any:
+        sent.append(path)
+        return exists_async(path, watch)
+
+    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
+    return sent

@@ -44,8 +44,10 @@ def test_the_stamps_of_the_paths_asked_in_order_only_when_all_were_read_in_one_s
     assert read.of(("/gone", "/a")) == (None, (5, 0))
     assert read.of(()) == ()
     assert read.of(("/a", "/never-read")) is None
+    assert read.has("/a") and read.has("/gone") and not read.has("/never-read")
     read.note("/a", (6, 0))  # and again after a write
     assert read.of(("/a",)) is None and read.of(("/gone",)) == (None,)
+    assert not read.has("/a"), "found in two states: no stamp"
 
 
 def test_a_store_records_what_its_thread_gets_and_stats_within_the_block() -> None:

@@ -48,7 +48,7 @@ class FakeStore:
     def last_zxid(self) -> int | None:
         return self.session_zxid
 
-    def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
+    def topic_read_paths(self, topic: str, partitions: int, read: Any = None) -> tuple[str, ...]:
         return PATHS
 
     @contextlib.contextmanager

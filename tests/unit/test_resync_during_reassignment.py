@@ -47,7 +47,7 @@ class FakeStore:
     async def stamps(self, paths: tuple[str, ...]) -> tuple[Any, ...]:
         return self.stamp_answer
 
-    def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
+    def topic_read_paths(self, topic: str, partitions: int, read: Any = None) -> tuple[str, ...]:
         return PATHS
 
     def kept_reassignment_place(self, topic: str, mzxid: int) -> tuple[bool, str | None] | None:

@@ -98,7 +98,7 @@ def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatc
     the health reporter); the record holds the status with that patch, so the next resync of the
     unchanged topic ends without a read."""
     store.zxid, store.stamp_answer = 110, ((11, 0), (3, 7))
-    store.topic_read_paths = lambda topic, partitions: PATHS
+    store.topic_read_paths = lambda topic, partitions, read=None: PATHS
     changes = {"partitionStates": [{"partition": 0, "leader": 2, "isr": [2]}], "lastSyncTime": "t1"}
 
     async def read_only_reconcile(*args: Any, **kwargs: Any) -> Any:

@@ -93,7 +93,7 @@ def test_a_resync_never_builds_the_probe_of_a_huge_topic(monkeypatch: pytest.Mon
         async def stamps(self, paths: tuple[str, ...]) -> None:
             asked.append("probe")
 
-        def topic_read_paths(self, topic: str, partitions: int) -> tuple[str, ...]:
+        def topic_read_paths(self, topic: str, partitions: int, read: Any = None) -> tuple[str, ...]:
             asked.append(f"paths of {partitions}")
             return tuple(f"/{topic}/{p}" for p in range(partitions))
 

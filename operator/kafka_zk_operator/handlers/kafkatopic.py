@@ -273,7 +273,7 @@ def _clean_read(
     partitions = result.observed_partitions
     if partitions is None or not unchanged.probed(partitions):
         return None
-    paths = store.topic_read_paths(topic, partitions)
+    paths = store.topic_read_paths(topic, partitions, read)
     return unchanged.LastRead(
         key=key,
         paths=paths,

@@ -390,7 +390,7 @@ def _record_of(
     observed = result.observed_partitions or 0
     if not unchanged.probed(observed):
         return None
-    paths = store.topic_read_paths(resource.topic_name, observed)
+    paths = store.topic_read_paths(resource.topic_name, observed, read)
     stamps = read.of(paths)
     if stamps is None:
         return None

@@ -32,6 +32,10 @@ class ReadStamps:
             self._changed.add(path)
         self._stamps[path] = stamp
 
+    def has(self, path: str) -> bool:
+        """Whether ``path`` was read, in one state only."""
+        return path in self._stamps and path not in self._changed
+
     def of(self, paths: Sequence[str]) -> tuple[Stamp, ...] | None:
         """The stamps of ``paths`` in order; ``None`` when one of them was not read, or was found
         in two states."""

@@ -102,13 +102,14 @@ class RecentZxid:
     read its stamps come from, so a change in between makes the zxids differ (more work, never a
     missed change).
 
-    On a busy cluster the zxid moves all the time and every resync probes its znodes; two of the
+    On a busy cluster the zxid moves all the time and every resync probes its znodes; three of the
     six a one-partition topic's read depends on are the same for every topic
-    (``/admin/reassign_partitions``, ``/brokers/ids``). Their stamps are asked in the same round,
-    right after the zxid (so they are taken after it, as every stamp kept with that zxid must be),
-    and :meth:`shared_stamps` hands them to the probes (``ZkStore.stamps``) while they are at most
-    :data:`SHARED_FRESH_S` old: a third fewer requests per probe. A change they miss is seen one
-    period later, as above.
+    (``/admin/reassign_partitions``, ``/brokers/ids``, and ``/admin/delete_topics`` standing for
+    the topic's deletion marker: ``ZkStore.topic_read_paths``). Their stamps are asked in the same
+    round, right after the zxid (so they are taken after it, as every stamp kept with that zxid
+    must be), and :meth:`shared_stamps` hands them to the probes (``ZkStore.stamps``) while they
+    are at most :data:`SHARED_FRESH_S` old: half the requests per probe. A change they miss is
+    seen one period later, as above.
     """
 
     def __init__(

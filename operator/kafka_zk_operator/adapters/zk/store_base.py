@@ -95,7 +95,12 @@ class StoreBase:
         self.leadership_guard: Callable[[], None] | None = None
         #: ZooKeeper's last transaction id for the resyncs, asked once a second for all of them.
         self._recent_zxid = stat_probe.RecentZxid(
-            client, shared=(znodes_admin.REASSIGN_PARTITIONS_PATH, znodes_brokers.BROKER_IDS_PATH)
+            client,
+            shared=(
+                znodes_admin.REASSIGN_PARTITIONS_PATH,
+                znodes_brokers.BROKER_IDS_PATH,
+                znodes_admin.DELETE_TOPICS_PATH,
+            ),
         )
         #: Called when a transaction failed on the fence (another replica claimed it).
         self.on_fenced: Callable[[str], None] | None = None
@@ -175,6 +180,16 @@ class StoreBase:
             yield self._recording.stamps
         finally:
             self._recording.stamps = None
+
+    def _note_shared(self, path: str) -> None:
+        """When this thread is recording, note ``path`` with its stamp from the last shared round
+        (``RecentZxid.shared_stamps``) if that is fresh: a stamp ZooKeeper answered before any
+        read this thread sends from now on. Recorded for a parent whose children's coming and
+        going stand for a read of one of them (``ZkStore.read_topic``, the deletion marker)."""
+        recording: ReadStamps | None = getattr(self._recording, "stamps", None)
+        shared = self._recent_zxid.shared_stamps() if recording is not None else None
+        if recording is not None and shared is not None and path in shared:
+            recording.note(path, shared[path])
 
     def _note(self, path: str, stat: ZnodeStat | None) -> None:
         recording: ReadStamps | None = getattr(self._recording, "stamps", None)
