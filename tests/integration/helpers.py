@@ -82,6 +82,20 @@ def alter_topic_config(admin: Any, topic: str, configs: dict[str, Any], *, timeo
         raise AssertionError(f"{exc}; last answer: {errors[-1] if errors else None}") from None
 
 
+def sent_exists(zk: KazooClient, monkeypatch: Any) -> list[str]:
+    """The paths whose stamps ``zk`` is asked from now on (its ``exists_async``), in order
+    (``monkeypatch``: pytest's, which undoes the wrapping after the test)."""
+    sent: list[str] = []
+    exists_async = zk.exists_async
+
+    def counting_exists_async(path: str, watch: Any = None) -> Any:
+        sent.append(path)
+        return exists_async(path, watch)
+
+    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
+    return sent
+
+
 def kafka_tool(version: str, main_class: str, zk_connect: str, workdir: Path, *args: str) -> str:
     """Run one of Kafka ``version``'s own ``--zookeeper`` tools (e.g. ``kafka.admin.ConfigCommand``);
     its standard output."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import stat_probe
 from kafka_zk_operator.adapters.zk.store import ZkStore
+from tests.integration.helpers import sent_exists
 
 
 def _stamps(zk: KazooClient, paths: tuple[str, ...]) -> tuple[stat_probe.Stamp, ...] | None:
@@ -81,19 +81,6 @@ def test_no_paths_and_a_closed_session(zk: KazooClient) -> None:
     assert _stamps(zk, ("/brokers/ids",)) is None, "a stopped client: no stamps, the caller reads in full"
 
 
-def _sent_exists(zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths whose stamps ``zk`` is asked from now on (its ``exists_async``), in order."""
-    sent: list[str] = []
-    exists_async = zk.exists_async
-
-    def counting_exists_async(path: str, watch: Any = None) -> Any:
-        sent.append(path)
-        return exists_async(path, watch)
-
-    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
-    return sent
-
-
 def test_recent_zxid_is_asked_once_per_window_and_moves_with_every_write(
     zk: KazooClient, unique_topic: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,7 +90,7 @@ def test_recent_zxid_is_asked_once_per_window_and_moves_with_every_write(
     written = zk.create(node, b"", makepath=True, include_data=True)[1]
     now = [0.0]
     recent = stat_probe.RecentZxid(zk, clock=lambda: now[0])
-    sent = _sent_exists(zk, monkeypatch)
+    sent = sent_exists(zk, monkeypatch)
 
     async def ask(times: int) -> list[int | None]:
         return list(await asyncio.gather(*(recent.get() for _ in range(times))))
@@ -135,7 +122,7 @@ def test_the_cluster_wide_stamps_come_with_the_zxid_and_serve_every_probe_while_
     recent = stat_probe.RecentZxid(zk, shared=(shared_node,), clock=lambda: now[0])
     store = ZkStore(zk)
     store._recent_zxid = recent
-    sent = _sent_exists(zk, monkeypatch)
+    sent = sent_exists(zk, monkeypatch)
     assert recent.shared_stamps() is None, "no round yet"
     assert asyncio.run(store.stamps((own, shared_node))) == _stamps(zk, (own, shared_node))
     assert sent.count(shared_node) == 2, "no round yet: the probe asked it itself"

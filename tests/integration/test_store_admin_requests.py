@@ -8,7 +8,6 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -19,6 +18,7 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 from tests.conftest import KafkaCluster
+from tests.integration.helpers import sent_exists
 
 
 @pytest.fixture
@@ -238,7 +238,7 @@ def test_a_read_stands_for_its_deletion_marker_by_the_shared_stamp_of_the_marker
     assert paths[2] == znodes_admin.DELETE_TOPICS_PATH and marker not in paths
     recorded = read.of(paths)
     assert recorded is not None and recorded == asyncio.run(stat_probe.stamps(idle_chroot, paths))
-    sent = _sent_exists(idle_chroot, monkeypatch)
+    sent = sent_exists(idle_chroot, monkeypatch)
     assert asyncio.run(store.stamps(paths)) == recorded
     assert znodes_admin.DELETE_TOPICS_PATH not in sent and marker not in sent, "both from the shared round"
 
@@ -257,16 +257,3 @@ def test_a_read_stands_for_its_deletion_marker_by_the_shared_stamp_of_the_marker
     with store.recording_stamps() as stale:
         store.read_topic("orders")
     assert marker in store.topic_read_paths("orders", 0, stale), "no fresh round: the marker itself"
-
-
-def _sent_exists(zk: KazooClient, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths whose stamps ``zk`` is asked from now on (its ``exists_async``), in order."""
-    sent: list[str] = []
-    exists_async = zk.exists_async
-
-    def counting_exists_async(path: str, watch: Any = None) -> Any:
-        sent.append(path)
-        return exists_async(path, watch)
-
-    monkeypatch.setattr(zk, "exists_async", counting_exists_async)
-    return sent
