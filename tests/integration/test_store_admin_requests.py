@@ -214,15 +214,9 @@ def test_a_read_stands_for_its_deletion_marker_by_the_shared_stamp_of_the_marker
     idle_chroot.ensure_path(znodes_admin.DELETE_TOPICS_PATH)
     now = [0.0]
     store = ZkStore(idle_chroot)
-    store._recent_zxid = stat_probe.RecentZxid(
-        idle_chroot,
-        shared=(
-            znodes_admin.REASSIGN_PARTITIONS_PATH,
-            "/brokers/ids",
-            znodes_admin.DELETE_TOPICS_PATH,
-        ),
-        clock=lambda: now[0],
-    )
+    # The store's own shared paths, on a clock the test moves.
+    store._recent_zxid = stat_probe.RecentZxid(idle_chroot, shared=store._recent_zxid.shared, clock=lambda: now[0])
+    assert znodes_admin.DELETE_TOPICS_PATH in store._recent_zxid.shared
     marker = znodes_admin.delete_topic_path("orders")
     with store.recording_stamps() as without_round:
         store.read_topic("orders")

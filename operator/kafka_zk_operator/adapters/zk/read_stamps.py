@@ -39,6 +39,6 @@ class ReadStamps:
     def of(self, paths: Sequence[str]) -> tuple[Stamp, ...] | None:
         """The stamps of ``paths`` in order; ``None`` when one of them was not read, or was found
         in two states."""
-        if any(path not in self._stamps or path in self._changed for path in paths):
+        if not all(self.has(path) for path in paths):
             return None
         return tuple(self._stamps[path] for path in paths)
