@@ -18,12 +18,18 @@ from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
+from tests.faults.burst import creating
 from tests.faults.conftest import assert_converged
 from tests.faults.invariants import created_count, written_once
 from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
 CHANGED = {"retention.ms": "7200000"}
+#: The burst's client waits this long between two creates, so that the operator has written some
+#: topics while the client still has most to create (the fault then strikes in the middle by
+#: construction); and sends a create again for this long while the API server cannot take it.
+PACE_S = 0.1
+OUTAGE_S = 180.0
 
 
 def _controlplane(ensemble: KafkaCluster) -> ControlPlane:
@@ -33,6 +39,15 @@ def _controlplane(ensemble: KafkaCluster) -> ControlPlane:
 
 def _config_changed(zk: KazooClient, names: list[str]) -> int:
     return sum((getattr(zk.exists(f"/config/topics/{name}"), "version", 0) or 0) >= 1 for name in names)
+
+
+def _wait_under_way(zk: KazooClient, names: list[str]) -> None:
+    wait_for(
+        lambda: created_count(zk, names) >= 10 or None,
+        timeout=120,
+        interval=0.1,
+        what="the burst to be under way",
+    )
 
 
 def _same_process(operator: OperatorProcess, pid: int | None) -> None:
@@ -54,19 +69,24 @@ def test_apiserver_killed_during_a_topic_burst(
     exactly as specified in Kafka, its znodes written once, and the operator process never exits."""
     pid = operator_up.pid
     names = [f"{ns}-api-{i:03d}" for i in range(120)]
-    for name in names:
-        topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
-    wait_for(lambda: created_count(zk, names) >= 10 or None, timeout=120, what="the burst to be under way")
+    bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in names]
     controlplane = _controlplane(ensemble)
-    controlplane.kill_apiserver()
-    killed_with = created_count(zk, names)
-    time.sleep(15)
-    controlplane.start_apiserver()
-    started = time.monotonic()
+    with creating(topics, ns, bodies, pace_s=PACE_S, outage_s=OUTAGE_S) as burst:
+        _wait_under_way(zk, names)
+        controlplane.kill_apiserver()
+        client_still_creating = not burst.done()
+        killed_with = created_count(zk, names)
+        time.sleep(15)
+        controlplane.start_apiserver()
+        started = time.monotonic()
     assert_converged(api, ns, kafka_view, zk)
     print(
-        f"[figures] kube-apiserver killed with {killed_with}/{len(names)} topics in ZooKeeper; "
+        f"[figures] kube-apiserver killed with {killed_with}/{len(names)} topics in ZooKeeper "
+        f"(the client still creating: {client_still_creating}, sent {burst.result()} creates again); "
         f"converged {time.monotonic() - started:.0f} s after it was back"
+    )
+    assert client_still_creating and killed_with < len(names), (
+        "the API server died after the burst, not in it"
     )
     twice = [problem for name in names for problem in written_once(zk, name)]
     assert not twice, twice[:20]
@@ -96,21 +116,31 @@ def test_etcd_killed_during_creates_and_config_changes(
         topics.wait_ready(ns, name, timeout=180)
     for name in changed:
         topics.patch(ns, name, {"spec": {"config": CHANGED}})
-    for name in fresh:
-        topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
-    wait_for(
-        lambda: (_config_changed(zk, changed) >= 5 and created_count(zk, fresh) >= 5) or None,
-        timeout=120,
-        what="config changes and creates to be under way",
-    )
+    bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in fresh]
     controlplane = _controlplane(ensemble)
-    controlplane.kill_etcd()
-    figures = f"{_config_changed(zk, changed)}/{len(changed)} changes, {created_count(zk, fresh)}/{len(fresh)} creates"
-    time.sleep(20)
-    controlplane.start_etcd()
-    started = time.monotonic()
+    with creating(topics, ns, bodies, pace_s=PACE_S, outage_s=OUTAGE_S) as burst:
+        wait_for(
+            lambda: (_config_changed(zk, changed) >= 5 and created_count(zk, fresh) >= 5) or None,
+            timeout=120,
+            interval=0.1,
+            what="config changes and creates to be under way",
+        )
+        controlplane.kill_etcd()
+        client_still_creating = not burst.done()
+        created_with = created_count(zk, fresh)
+        figures = (
+            f"{_config_changed(zk, changed)}/{len(changed)} changes, {created_with}/{len(fresh)} creates"
+        )
+        time.sleep(20)
+        controlplane.start_etcd()
+        started = time.monotonic()
     assert_converged(api, ns, kafka_view, zk)
-    print(f"[figures] etcd killed with {figures} done; converged {time.monotonic() - started:.0f} s after")
+    print(
+        f"[figures] etcd killed with {figures} done (the client still creating: {client_still_creating}, "
+        f"sent {burst.result()} creates again); "
+        f"converged {time.monotonic() - started:.0f} s after"
+    )
+    assert client_still_creating and created_with < len(fresh), "etcd died after the creates, not during them"
     twice = [problem for name in fresh for problem in written_once(zk, name)]
     twice += [problem for name in changed for problem in written_once(zk, name, config_changes=1)]
     assert not twice, twice[:20]

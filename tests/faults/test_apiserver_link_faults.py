@@ -24,12 +24,16 @@ from kafka_zk_operator.devstack.toxiproxy import Proxy, ToxiproxyServer
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
+from tests.faults.burst import creating
 from tests.faults.conftest import assert_converged, operator_process
 from tests.faults.invariants import created_count, written_once
 from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
 CHANGED = {"retention.ms": "7200000"}
+#: The burst's client (which reaches the API server directly, not through the proxy) waits this
+#: long between two creates, so that the link is cut while it still has most to create.
+PACE_S = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -163,20 +167,28 @@ def test_apiserver_connections_cut_during_a_burst(
         proxied_topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
     for name in early:
         proxied_topics.wait_ready(ns, name, timeout=180)
-    for name in burst:
-        proxied_topics.create(ns, kafkatopic(name, partitions=1, rf=3, config=CONFIG))
-    wait_for(lambda: created_count(zk, burst) >= 5 or None, timeout=120, what="the burst to be under way")
-    link.disable()
-    cut_with = created_count(zk, burst)
-    _change_while_unreachable(proxied_topics, ns, early[:5], early[5:], added)
-    time.sleep(20)
-    _heal(link)
-    healed = time.monotonic()
+    bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in burst]
+    with creating(proxied_topics, ns, bodies, pace_s=PACE_S) as creates:
+        wait_for(
+            lambda: created_count(zk, burst) >= 5 or None,
+            timeout=120,
+            interval=0.1,
+            what="the burst to be under way",
+        )
+        link.disable()
+        client_still_creating = not creates.done()
+        cut_with = created_count(zk, burst)
+        _change_while_unreachable(proxied_topics, ns, early[:5], early[5:], added)
+        time.sleep(20)
+        _heal(link)
+        healed = time.monotonic()
     assert_converged(api, ns, kafka_view, zk)
     print(
-        f"[figures] API-server link cut with {cut_with}/{len(burst)} burst topics in ZooKeeper; "
+        f"[figures] API-server link cut with {cut_with}/{len(burst)} burst topics in ZooKeeper "
+        f"(the client still creating: {client_still_creating}); "
         f"converged {time.monotonic() - healed:.0f} s after it healed"
     )
+    assert client_still_creating and cut_with < len(burst), "the link was cut after the burst, not in it"
     _assert_outcome(zk, kafka_view, early[:5], early[5:], burst + added)
 
 
