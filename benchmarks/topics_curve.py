@@ -40,9 +40,11 @@ def plot(rows: list[dict[str, str]], out: Path) -> None:
     series: dict[str, list[dict[str, str]]] = defaultdict(list)
     for row in rows:
         series[f"{row['date']} ({row['code']})"].append(row)
-    figure, axes = plt.subplots(2, 2, figsize=(11, 7.5))
-    # One colour per run, also past the default cycle's ten (tab20 has twenty).
-    colours = {label: plt.get_cmap("tab20")(i % 20) for i, label in enumerate(series)}
+    rows_of_legend = (len(series) + 2) // 3
+    figure, axes = plt.subplots(2, 2, figsize=(12, 7.5 + 0.22 * rows_of_legend))
+    # One colour per run, also past the default cycle's ten (tab20 and tab20b: forty).
+    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
+    colours = {label: palette[i % len(palette)] for i, label in enumerate(series)}
     for ax, (column, title, unit, target) in zip(axes.flat, PANELS, strict=True):
         for label, points in series.items():
             points = sorted(points, key=lambda r: int(r["n"]))
@@ -61,9 +63,11 @@ def plot(rows: list[dict[str, str]], out: Path) -> None:
         ax.set_xlabel("KafkaTopics created at once (1 partition, RF 3)")
         ax.set_ylabel(unit)
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=8)
+    # Below the panels, so that no run's points are hidden behind it.
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     figure.suptitle("kafka-zk-operator, benchmarks/topics_bench.py on a 2-core machine (whole stack on it)")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.22 * rows_of_legend / (7.5 + 0.22 * rows_of_legend) + 0.01, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=90)
 
