@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import urllib3
+from kazoo.client import KazooClient
 from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.conftest import Resources
+from tests.faults.invariants import created_count
+from tests.integration.helpers import wait_for
 
 #: Statuses an API server answers while it or etcd is down or starting (0: no HTTP answer at all).
 _ASK_AGAIN = {0, 429, 500, 502, 503, 504}
@@ -70,3 +73,16 @@ def creating(
         burst = pool.submit(_create_all, topics, namespace, bodies, pace_s, outage_s)
         yield burst
         burst.result()
+
+
+def wait_under_way(
+    zk: KazooClient, names: list[str], at_least: int, *, also: Callable[[], bool] | None = None
+) -> None:
+    """Until ZooKeeper holds at least ``at_least`` of ``names`` (and ``also`` holds), asked ten
+    times a second: the fault strikes as soon as the operator is writing."""
+    wait_for(
+        lambda: (created_count(zk, names) >= at_least and (also is None or also())) or None,
+        timeout=120,
+        interval=0.1,
+        what="the burst to be under way",
+    )

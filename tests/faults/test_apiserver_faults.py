@@ -18,10 +18,9 @@ from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
-from tests.faults.burst import creating
+from tests.faults.burst import creating, wait_under_way
 from tests.faults.conftest import assert_converged
 from tests.faults.invariants import created_count, written_once
-from tests.integration.helpers import wait_for
 
 CONFIG = {"retention.ms": "3600000"}
 CHANGED = {"retention.ms": "7200000"}
@@ -39,15 +38,6 @@ def _controlplane(ensemble: KafkaCluster) -> ControlPlane:
 
 def _config_changed(zk: KazooClient, names: list[str]) -> int:
     return sum((getattr(zk.exists(f"/config/topics/{name}"), "version", 0) or 0) >= 1 for name in names)
-
-
-def _wait_under_way(zk: KazooClient, names: list[str]) -> None:
-    wait_for(
-        lambda: created_count(zk, names) >= 10 or None,
-        timeout=120,
-        interval=0.1,
-        what="the burst to be under way",
-    )
 
 
 def _same_process(operator: OperatorProcess, pid: int | None) -> None:
@@ -72,7 +62,7 @@ def test_apiserver_killed_during_a_topic_burst(
     bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in names]
     controlplane = _controlplane(ensemble)
     with creating(topics, ns, bodies, pace_s=PACE_S, outage_s=OUTAGE_S) as burst:
-        _wait_under_way(zk, names)
+        wait_under_way(zk, names, 10)
         controlplane.kill_apiserver()
         client_still_creating = not burst.done()
         killed_with = created_count(zk, names)
@@ -82,7 +72,7 @@ def test_apiserver_killed_during_a_topic_burst(
     assert_converged(api, ns, kafka_view, zk)
     print(
         f"[figures] kube-apiserver killed with {killed_with}/{len(names)} topics in ZooKeeper "
-        f"(the client still creating: {client_still_creating}, sent {burst.result()} creates again); "
+        f"(the client still creating: {client_still_creating}, a create sent again {burst.result()} times); "
         f"converged {time.monotonic() - started:.0f} s after it was back"
     )
     assert client_still_creating and killed_with < len(names), (
@@ -119,12 +109,7 @@ def test_etcd_killed_during_creates_and_config_changes(
     bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in fresh]
     controlplane = _controlplane(ensemble)
     with creating(topics, ns, bodies, pace_s=PACE_S, outage_s=OUTAGE_S) as burst:
-        wait_for(
-            lambda: (_config_changed(zk, changed) >= 5 and created_count(zk, fresh) >= 5) or None,
-            timeout=120,
-            interval=0.1,
-            what="config changes and creates to be under way",
-        )
+        wait_under_way(zk, fresh, 5, also=lambda: _config_changed(zk, changed) >= 5)
         controlplane.kill_etcd()
         client_still_creating = not burst.done()
         created_with = created_count(zk, fresh)
@@ -137,7 +122,7 @@ def test_etcd_killed_during_creates_and_config_changes(
     assert_converged(api, ns, kafka_view, zk)
     print(
         f"[figures] etcd killed with {figures} done (the client still creating: {client_still_creating}, "
-        f"sent {burst.result()} creates again); "
+        f"a create sent again {burst.result()} times); "
         f"converged {time.monotonic() - started:.0f} s after"
     )
     assert client_still_creating and created_with < len(fresh), "etcd died after the creates, not during them"

@@ -24,7 +24,7 @@ from kafka_zk_operator.devstack.toxiproxy import Proxy, ToxiproxyServer
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
-from tests.faults.burst import creating
+from tests.faults.burst import creating, wait_under_way
 from tests.faults.conftest import assert_converged, operator_process
 from tests.faults.invariants import created_count, written_once
 from tests.integration.helpers import wait_for
@@ -169,12 +169,7 @@ def test_apiserver_connections_cut_during_a_burst(
         proxied_topics.wait_ready(ns, name, timeout=180)
     bodies = [kafkatopic(name, partitions=1, rf=3, config=CONFIG) for name in burst]
     with creating(proxied_topics, ns, bodies, pace_s=PACE_S) as creates:
-        wait_for(
-            lambda: created_count(zk, burst) >= 5 or None,
-            timeout=120,
-            interval=0.1,
-            what="the burst to be under way",
-        )
+        wait_under_way(zk, burst, 5)
         link.disable()
         client_still_creating = not creates.done()
         cut_with = created_count(zk, burst)
