@@ -51,7 +51,7 @@ Environment variables (the Helm chart sets them; every one has a default):
 ``KZO_CREATE_BATCH_SECONDS``
     Topic creates that arrive within this many seconds of each other are written to ZooKeeper as
     one transaction, so that Kafka's controller handles them as one change (default 0.2; 0: each
-    create alone). A 10,000-topic burst cost the brokers 23% less CPU that way (docs/kafkatopic.md).
+    create alone). A 10,000-topic burst cost the brokers 23% less CPU that way (docs/performance.md).
 ``KZO_STATUS_HEARTBEAT_SECONDS``
     An in-sync resync changes nothing in the status. Unset (the default): ``lastSyncTime`` is
     written only together with another status change, so that a no-op resync of N topics writes

@@ -27,7 +27,7 @@ class ClusterSettings:
     bootstrap_servers: str | None = None
 
 
-#: Resources of one kind kopf handles at once by default (measured: issue #16, docs/kafkatopic.md).
+#: Resources of one kind kopf handles at once by default (measured: issue #16, docs/performance.md).
 DEFAULT_WORKER_LIMIT = 1000
 
 

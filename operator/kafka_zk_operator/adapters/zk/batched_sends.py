@@ -8,7 +8,7 @@ operator's reads seldom come alone: a reconcile sends its reads ahead together
 10,000 adopted topics those per-request turns were about a fifth of the operator's busy samples
 (py-spy, issue #16). Here one turn takes every request queued (up to :data:`MAX_BATCH`
 requests or :data:`MAX_BATCH_BYTES` bytes) and writes them with one ``send``. Measured on that
-adoption (docs/kafkatopic.md): 5.7 requests per write and ZooKeeper's CPU about 15% lower; the
+adoption (docs/performance.md): 5.7 requests per write and ZooKeeper's CPU about 15% lower; the
 operator's own CPU and the adoption's time did not move beyond the runs' spread.
 
 What kazoo relies on is kept:
