@@ -66,9 +66,9 @@ def creating(
 ) -> Iterator[Future[int]]:
     """Create ``bodies`` one after the other in a thread while the block runs, ``pace_s`` apart;
     the block gets the thread's future (``done()`` says whether the client finished; its result is
-    how many creates were sent again). A create the API server cannot take is sent again for up to
-    ``outage_s`` seconds (0: the first error is the burst's). Leaving the block waits for the last create and raises the client's error, if it had
-    one."""
+    how many times a create was sent again). A create the API server cannot take is sent again
+    for up to ``outage_s`` seconds (0: the first error is the burst's). Leaving the block waits
+    for the last create and raises the client's error, if it had one."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="burst") as pool:
         burst = pool.submit(_create_all, topics, namespace, bodies, pace_s, outage_s)
         yield burst
