@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -15,6 +16,27 @@ T = TypeVar("T")
 
 #: How often a read of Kafka's view is sent when the client's request times out.
 READ_ATTEMPTS = 3
+#: Topics per request of :meth:`KafkaView.describe_many` and :meth:`KafkaView.configs_many`.
+CHUNK = 250
+
+
+def _field(entry: dict[str, Any], *names: str) -> Any:
+    """The first of ``names`` the entry has (kafka-python names some fields by protocol version)."""
+    return next(entry[n] for n in names if n in entry)
+
+
+def _partitions(described: dict[str, Any]) -> dict[int, dict[str, Any]] | None:
+    """partition → {leader, replicas, isr} of one topic's metadata; None if Kafka does not know it."""
+    if described.get("error_code", 0) != 0 or not described.get("partitions"):
+        return None
+    return {
+        _field(p, "partition", "partition_index"): {
+            "leader": _field(p, "leader", "leader_id"),
+            "replicas": list(_field(p, "replicas", "replica_nodes")),
+            "isr": list(_field(p, "isr", "isr_nodes")),
+        }
+        for p in described["partitions"]
+    }
 
 
 class KafkaView:
@@ -46,29 +68,50 @@ class KafkaView:
         if topic not in self.topic_names():
             return None
         described = self.asked(f"describe {topic}", lambda: self.admin.describe_topics([topic]))[0]
-        if described.get("error_code", 0) != 0 or not described.get("partitions"):
-            return None
+        return _partitions(described)
 
-        def field(p: dict[str, Any], *names: str) -> Any:
-            return next(p[n] for n in names if n in p)
-
-        return {
-            field(p, "partition", "partition_index"): {
-                "leader": field(p, "leader", "leader_id"),
-                "replicas": list(field(p, "replicas", "replica_nodes")),
-                "isr": list(field(p, "isr", "isr_nodes")),
-            }
-            for p in described["partitions"]
-        }
+    def describe_many(self, topics: Iterable[str]) -> dict[str, dict[int, dict[str, Any]]]:
+        """:meth:`describe` of many topics at once: topic → partition → {leader, replicas, isr},
+        for each of ``topics`` Kafka knows (absent: Kafka does not). One listing, then one
+        metadata request per ``CHUNK`` topics: a checker that described a thousand topics one by
+        one sent two requests for the whole cluster's metadata per topic."""
+        known = sorted(set(topics) & self.topic_names())
+        found: dict[str, dict[int, dict[str, Any]]] = {}
+        for start in range(0, len(known), CHUNK):
+            chunk = known[start : start + CHUNK]
+            described = self.asked(
+                f"describe {len(chunk)} topics", partial(self.admin.describe_topics, chunk)
+            )
+            for entry in described:
+                partitions = _partitions(entry)
+                if partitions is not None:
+                    found[str(_field(entry, "name", "topic"))] = partitions
+        return found
 
     def configs(self, topic: str) -> dict[str, str]:
         """Topic configs the broker reports as overridden (non-default)."""
-        result = self.asked(
-            f"the configs of {topic}",
-            lambda: self.admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)]),
-        )
-        per_topic = next(iter(result.values()))[topic]
-        return {key: data["value"] if isinstance(data, dict) else data for key, data in per_topic.items()}
+        return self.configs_many([topic]).get(topic, {})
+
+    def configs_many(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
+        """:meth:`configs` of many topics at once (one request per ``CHUNK`` topics)."""
+        names = sorted(set(topics))
+        found: dict[str, dict[str, str]] = {}
+        for start in range(0, len(names), CHUNK):
+            chunk = names[start : start + CHUNK]
+            result = self.asked(
+                f"the configs of {chunk[0]}" if len(chunk) == 1 else f"the configs of {len(chunk)} topics",
+                partial(
+                    self.admin.describe_configs,
+                    [ConfigResource(ConfigResourceType.TOPIC, topic) for topic in chunk],
+                ),
+            )
+            for per_topic in result.values():
+                for topic, configs in per_topic.items():
+                    found[topic] = {
+                        key: data["value"] if isinstance(data, dict) else data
+                        for key, data in configs.items()
+                    }
+        return found
 
     def create_topic(
         self, topic: str, partitions: int, rf: int, configs: dict[str, str] | None = None
