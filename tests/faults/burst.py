@@ -76,13 +76,18 @@ def creating(
 
 
 def wait_under_way(
-    zk: KazooClient, names: list[str], at_least: int, *, also: Callable[[], bool] | None = None
+    zk: KazooClient,
+    names: list[str],
+    at_least: int,
+    *,
+    also: Callable[[], bool] | None = None,
+    timeout: float = 120.0,
 ) -> None:
     """Until ZooKeeper holds at least ``at_least`` of ``names`` (and ``also`` holds), asked ten
     times a second: the fault strikes as soon as the operator is writing."""
     wait_for(
         lambda: (created_count(zk, names) >= at_least and (also is None or also())) or None,
-        timeout=120,
+        timeout=timeout,
         interval=0.1,
         what="the burst to be under way",
     )

@@ -30,7 +30,7 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import wait_phase
-from tests.faults.burst import creating
+from tests.faults.burst import creating, wait_under_way
 from tests.faults.conftest import OPERATOR_ENV, assert_converged
 from tests.faults.invariants import created_count, written_once
 from tests.faults.moves import BatchRecorder, event_reasons, start_throttled_moves
@@ -164,12 +164,7 @@ def test_leader_killed_in_the_middle_of_a_1000_topic_burst(
     (its znodes at the versions of one create)."""
     names = [f"{ns}-ha-{i:04d}" for i in range(1000)]
     with creating(topics, ns, [kafkatopic(name, partitions=1, rf=3) for name in names]) as burst:
-        wait_for(
-            lambda: created_count(zk, names) >= 150 or None,
-            timeout=300,
-            interval=0.1,
-            what="the burst to be under way",
-        )
+        wait_under_way(zk, names, 150, timeout=300)
         leader = replicas.leader()  # the one leading now
         leader.kill()
         client_still_creating = not burst.done()
