@@ -57,7 +57,7 @@ def test_zookeeper_leader_killed_during_a_topic_burst(
         f"{time.monotonic() - started:.0f} s after the first create"
     )
     assert client_still_creating and killed_with < BURST, "the leader died after the burst, not in it"
-    twice = [problem for name in names for problem in written_once(zk, name)]
+    twice = [problem for name in names for problem in written_once(zk, name, zookeeper_leader_lost=True)]
     assert not twice, twice[:20]
     assert operator_up.proc is not None and operator_up.proc.poll() is None, "the operator exited"
 
@@ -132,5 +132,5 @@ def test_zookeeper_leader_loss_overlapping_an_operator_sigkill(
     ensemble.stack.restart_zookeeper(leader)
     operator_up.start()
     assert_converged_despite_controller_defect(ensemble, api, ns, kafka_view, zk)
-    twice = [problem for name in names for problem in written_once(zk, name)]
+    twice = [problem for name in names for problem in written_once(zk, name, zookeeper_leader_lost=True)]
     assert not twice, twice[:20]
