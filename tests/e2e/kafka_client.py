@@ -65,16 +65,13 @@ class KafkaView:
 
     def describe(self, topic: str) -> dict[int, dict[str, Any]] | None:
         """partition → {leader, replicas, isr}; None if Kafka does not know the topic."""
-        if topic not in self.topic_names():
-            return None
-        described = self.asked(f"describe {topic}", lambda: self.admin.describe_topics([topic]))[0]
-        return _partitions(described)
+        return self.describe_many([topic]).get(topic)
 
     def describe_many(self, topics: Iterable[str]) -> dict[str, dict[int, dict[str, Any]]]:
         """:meth:`describe` of many topics at once: topic → partition → {leader, replicas, isr},
         for each of ``topics`` Kafka knows (absent: Kafka does not). One listing, then one
-        metadata request per ``CHUNK`` topics: a checker that described a thousand topics one by
-        one sent two requests for the whole cluster's metadata per topic."""
+        metadata request per ``CHUNK`` topics (the listing first, as :meth:`describe` always did:
+        a metadata request names only topics Kafka knows)."""
         known = sorted(set(topics) & self.topic_names())
         found: dict[str, dict[int, dict[str, Any]]] = {}
         for start in range(0, len(known), CHUNK):
