@@ -119,9 +119,13 @@ def kafkatopic_counts(operator: OperatorProcess, metric: str, label: str) -> Cou
     by ``result`` (``InSync``, ``Adopted`` ...), ``kzo_status_fields_patched_total`` by ``field``."""
     counts: Counter[str] = Counter()
     for line in operator.metrics([metric]).splitlines():
-        match = re.match(rf'{metric}\{{kind="kafkatopic",{label}="([^"]+)"\}} (\S+)', line)
-        if match:
-            counts[match.group(1)] = int(float(match.group(2)))
+        match = re.match(rf"{metric}\{{([^}}]*)\}} (\S+)", line)
+        if match is None:
+            continue
+        # prometheus_client writes the labels in name order: ``field`` before ``kind``.
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+        if labels.get("kind") == "kafkatopic" and label in labels:
+            counts[labels[label]] += int(float(match.group(2)))
     return counts
 
 
@@ -360,6 +364,7 @@ def run(
         cpu0 = proc_cpu_seconds(operator.pid)
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
+        refreshes0 = operator.metric_sum("kzo_status_refreshes_total")
         zk_requests0 = zookeeper_requests(state.zk_port)
 
         api_before_burst = apiserver_mutations(api)
@@ -380,6 +385,7 @@ def run(
             burst_profiler.wait(timeout=60)
             log(f"N={n}: burst profile (py-spy with idle threads, collapsed stacks): {burst_profile}")
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
+        refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes0
         zk_requests = zookeeper_requests(state.zk_port) - zk_requests0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
@@ -390,7 +396,9 @@ def run(
         burst_api_writes, burst_api_detail = writes_between(Counter(), +burst_delta)
         log(
             f"N={n}: all Ready after {all_ready:.1f} s; {writes / n:.2f} ZooKeeper writes and "
-            f"{burst_api_writes / n:.2f} API writes per topic; operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB; "
+            f"{burst_api_writes / n:.2f} API writes per topic ({burst_api_detail}; "
+            f"{int(refreshes)} status refreshes after leader/ISR changes){changed_fields(operator)}; "
+            f"operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB; "
             f"{zk_requests / n:.1f} ZooKeeper requests per topic (every client, brokers too)"
         )
         log(
