@@ -1,16 +1,22 @@
 """adapters.k8s.kopf_logging: the per-run success lines of the timers, of the index feeders and
-of the KafkaTopic resume are dropped, nothing else."""
+of the KafkaTopic resume are dropped, nothing else; every line about a resource names it."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Iterator
 
+import kopf
 import pytest
 
 from kafka_zk_operator.adapters.k8s import kopf_logging
+from kafka_zk_operator.domain.crd_identity import API_VERSION
 
 
-def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
+def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_are_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     logger = logging.getLogger("kopf.objects.test-quiet")
     kopf_logging.quiet_timer_successes(logger.name)
     kopf_logging.quiet_timer_successes(logger.name)
@@ -39,3 +45,49 @@ def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_ar
         ("WARNING", "Timer 'kafkatopic_resync' succeeded."),
         ("ERROR", "Timer 'kafkatopic_resync' failed with an exception. Will retry."),
     ]
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """The root and asyncio loggers as they were, after a test configured kopf's logging."""
+    root, asyncio_logger = logging.getLogger(), logging.getLogger("asyncio")
+    saved = (root.handlers[:], root.level, asyncio_logger.handlers[:], asyncio_logger.propagate)
+    yield
+    root.handlers[:], asyncio_logger.handlers[:] = saved[0], saved[2]
+    root.setLevel(saved[1])
+    asyncio_logger.propagate = saved[3]
+
+
+def _log_about_a_resource(message: str) -> None:
+    """A line of kopf's per-object logger, as a handler's success is logged."""
+    body = kopf.Body(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "KafkaTopic",
+            "metadata": {"namespace": "kafka", "name": "orders", "uid": "u-1"},
+        }
+    )
+    kopf.ObjectLogger(body=body, settings=kopf.OperatorSettings()).info(message)
+
+
+@pytest.mark.usefixtures("root_logging")
+@pytest.mark.parametrize("log_format", ["plain", "full"])
+def test_a_text_line_about_a_resource_starts_with_its_namespace_and_name(
+    log_format: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kopf_logging.configure(log_format, verbose=False)
+    _log_about_a_resource("Handler 'kafkatopic_create' succeeded.")
+    _log_about_a_resource("Handler 'kafkatopic_resume' succeeded.")  # still dropped
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].endswith("[kafka/orders] Handler 'kafkatopic_create' succeeded."), lines
+
+
+@pytest.mark.usefixtures("root_logging")
+def test_a_json_line_about_a_resource_carries_it_as_a_field(capsys: pytest.CaptureFixture[str]) -> None:
+    kopf_logging.configure("json", verbose=False)
+    _log_about_a_resource("Handler 'kafkatopic_create' succeeded.")
+    (line,) = capsys.readouterr().err.splitlines()
+    record = json.loads(line)
+    assert record["message"] == "Handler 'kafkatopic_create' succeeded."
+    assert (record["object"]["namespace"], record["object"]["name"]) == ("kafka", "orders")

@@ -75,9 +75,7 @@ def _run(args: argparse.Namespace) -> int:
 
     sys.setswitchinterval(_GIL_SWITCH_INTERVAL_S)
     log_format = args.log_format or default_log_format(os.environ)
-    kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[log_format.upper()])
-    if not args.verbose:
-        kopf_logging.quiet_timer_successes()
+    kopf_logging.configure(log_format, verbose=args.verbose)
     memo = kopf.Memo()
     elector = None
     if settings.leader_election is not None:

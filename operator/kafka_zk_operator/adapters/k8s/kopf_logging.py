@@ -14,6 +14,12 @@ lines remain for those kopf resumes.) What a poll finds is already in the resour
 ``handlers.kafkatopic_resync``.) ``--verbose`` keeps them. Failures and retries are logged by
 kopf at WARNING or ERROR and always pass, and so do the success lines of the create, update and
 delete handlers.
+
+:func:`configure` sets up kopf's logging for the operator process: text lines (``plain``,
+``full``) start with the resource they are about, ``[namespace/name]``, as ``kopf run`` writes
+them (``kopf.configure`` leaves the prefix out unless asked, and the operator's log then said
+"Handler 'kafkatopic_create' succeeded." a thousand times without naming a resource); JSON lines
+carry the resource in their ``object`` field instead.
 """
 
 from __future__ import annotations
@@ -43,3 +49,14 @@ def quiet_timer_successes(logger_name: str = "kopf.objects") -> None:
     logger = logging.getLogger(logger_name)
     if not any(isinstance(existing, QuietTimerSuccesses) for existing in logger.filters):
         logger.addFilter(QuietTimerSuccesses())
+
+
+def configure(log_format: str, *, verbose: bool) -> None:
+    """kopf's log handler for ``log_format`` (``plain``, ``full`` or ``json``), with each line's
+    resource named (see the module docstring); without ``verbose``, the lines above dropped."""
+    import kopf
+
+    # None: kopf's own choice, a prefix on text formats and none on JSON (its ``object`` field).
+    kopf.configure(verbose=verbose, log_format=kopf.LogFormat[log_format.upper()], log_prefix=None)
+    if not verbose:
+        quiet_timer_successes()
