@@ -450,9 +450,9 @@ def _counting_reporter(
     refreshed: list[str] = []
     refresh = reporter._refresh_one
 
-    def counted(topic: str) -> None:
+    def counted(topic: str) -> errors.ClusterUnavailable | None:
         refreshed.append(topic)
-        refresh(topic)
+        return refresh(topic)
 
     monkeypatch.setattr(reporter, "_refresh_one", counted)
     return reporter, refreshed

@@ -19,6 +19,10 @@ The first reconcile of a topic sets those watches with its own reads (``HandlerW
 ``ZnodeWatches.adopt``), so tracking a topic a reconcile has just read costs no request (issue
 #16: 2 of an adopted topic's 8); what may have changed since that read is armed and read as usual.
 
+While ZooKeeper cannot be reached, a batch of refreshes stops at its first failure: one warning
+for all the topics left, which stay dirty and are tried again after 5 s, then a wait that doubles
+up to a minute while the outage lasts (``_refresh_batch``).
+
 What is kept per topic is small on purpose (issue #16, 10,000 topics in the default memory
 limit): what the status last got is kept as a digest, and the per-topic partition gauges are
 read from the reporter's own table when Prometheus scrapes (``metrics.TOPIC_HEALTH``) rather than
@@ -52,6 +56,11 @@ ResourceRef = tuple[str, str]
 StatusPatcher = Callable[[ResourceRef, dict[str, Any]], object]
 
 DEBOUNCE_S = 0.3
+#: After a refresh found ZooKeeper unreachable, the wait before the topics left are tried again;
+#: doubled after each such failure up to ``UNAVAILABLE_MAX_WAIT_S``, back to this after a refresh
+#: that reached ZooKeeper.
+UNAVAILABLE_WAIT_S = 5.0
+UNAVAILABLE_MAX_WAIT_S = 60.0
 #: How long after a reconcile its status patch (kopf's, sent after the handler returns) may still
 #: be on its way; a disagreeing refresh within it is repeated after it.
 SETTLE_S = 2.0
@@ -113,6 +122,9 @@ class HealthReporter:
         #: Topic → when to refresh it again, writing whatever the status holds.
         self._rechecks: dict[str, float] = {}
         self.clock: Callable[[], float] = time.monotonic
+        #: While ZooKeeper is unreachable: when to try the dirty topics again, and the next wait.
+        self._retry_at = 0.0
+        self._unavailable_wait = UNAVAILABLE_WAIT_S
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name=f"kzo-health-{cluster}", daemon=True)
 
@@ -361,8 +373,8 @@ class HealthReporter:
         while True:
             with self._lock:
                 while not self._stopped:
-                    wait = self._due_rechecks()
-                    if self._dirty:
+                    ready, wait = self._next_refresh()
+                    if ready:
                         break
                     self._lock.wait(timeout=5 if wait is None else min(5.0, max(wait, 0.01)))
                 if self._stopped:
@@ -370,21 +382,60 @@ class HealthReporter:
             time.sleep(DEBOUNCE_S)  # let a burst of watch events settle into one refresh
             with self._lock:
                 batch, self._dirty = self._dirty, set()
-            for topic in sorted(batch):
-                if self._stopped:  # shutting down: the session is closing, drop the rest
-                    return
-                self._refresh_one(topic)
+            self._refresh_batch(sorted(batch))
 
-    def _refresh_one(self, topic: str) -> None:
+    def _next_refresh(self) -> tuple[bool, float | None]:
+        """Whether dirty topics may be refreshed now; else the seconds until something is due
+        (``None``: nothing is). Call with the lock held."""
+        wait = self._due_rechecks()
+        if not self._dirty:
+            return False, wait
+        pause = self._retry_at - self.clock()  # ZooKeeper was unreachable: not before then
+        if pause <= 0:
+            return True, None
+        return False, pause if wait is None else min(wait, pause)
+
+    def _refresh_batch(self, topics: Sequence[str]) -> None:
+        """Refresh ``topics`` in order. When ZooKeeper is unreachable, every other refresh would
+        fail the same way a moment later (a warning each: 10,000 lines for 10,000 topics), so the
+        batch stops there: its topics left stay dirty, one warning says how many, and they are
+        tried again after a wait that doubles while the outage lasts."""
+        for index, topic in enumerate(topics):
+            if self._stopped:  # shutting down: the session is closing, drop the rest
+                return
+            unavailable = self._refresh_one(topic)
+            if unavailable is None:
+                self._unavailable_wait = UNAVAILABLE_WAIT_S
+                continue
+            with self._lock:
+                self._dirty.update(left for left in topics[index:] if left in self._refs)
+                waiting = len(self._dirty)
+                wait = self._unavailable_wait
+                self._retry_at = self.clock() + wait
+                self._unavailable_wait = min(wait * 2, UNAVAILABLE_MAX_WAIT_S)
+            log.warning(
+                "could not refresh the status of %d topics: %s; trying again in %.0f s",
+                waiting,
+                unavailable.message,
+                wait,
+            )
+            return
+
+    def _refresh_one(self, topic: str) -> errors.ClusterUnavailable | None:
+        """Refresh one topic; the error when ZooKeeper could not be reached (the caller says
+        so), every other failure logged here."""
         self._refreshing_now(topic, True)
         try:
             self._refresh(topic)
-        except errors.KzoError as error:  # e.g. ZooKeeper unavailable: one line, no traceback
+        except errors.ClusterUnavailable as error:
+            return error
+        except errors.KzoError as error:  # e.g. a malformed znode: one line, no traceback
             log.warning("could not refresh the status of topic %s: %s", topic, error.message)
         except Exception:  # keep the reporter alive; the next event or resync retries
             log.exception("refreshing the status of topic %s failed", topic)
         finally:
             self._refreshing_now(topic, False)
+        return None
 
     def _refresh(self, topic: str) -> None:
         with self._lock:

@@ -1,0 +1,162 @@
+"""The health reporter while ZooKeeper is unreachable: a batch of refreshes stops at the first
+topic that cannot be read, says so once for all of them, and tries them again after a wait that
+doubles while the outage lasts.
+
+Found in the fault suite's operator log: a ZooKeeper outage gave one warning per topic of each
+batch ("could not refresh the status of topic ...": 204 lines in one test's burst, 56 in
+another's; a batch of 10,000 topics would give 10,000), and the topics left were not tried again
+until their next event or resync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.runtime import health
+from kafka_zk_operator.runtime.health import UNAVAILABLE_MAX_WAIT_S, UNAVAILABLE_WAIT_S, HealthReporter
+
+LIVE = {"partitions": 1, "partitionStates": [{"partition": 0, "leader": 1, "isr": [1, 2, 3]}]}
+TOPICS = ["a", "b", "c"]
+
+
+class FakeStore:
+    """ZooKeeper as the reporter reads it: unreachable while ``down``; ``malformed`` topics
+    cannot be decoded."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.malformed: set[str] = set()
+        self.reads: list[str] = []
+
+    def read_topic(self, topic: str) -> object:
+        self.reads.append(topic)
+        if self.down:
+            raise errors.ClusterUnavailable(
+                "ZooKeeper is unreachable (the session is connecting: reconnecting)"
+            )
+        if topic in self.malformed:
+            raise errors.MalformedZnode(f"/brokers/topics/{topic}", "not JSON")
+        return object()
+
+    def broker_ids(self) -> set[int]:
+        return {1, 2, 3}
+
+    def last_zxid(self) -> int | None:
+        return 100
+
+    def znode_watches(self, on_change: Any, on_unchanged: Any = None) -> FakeWatches:
+        return FakeWatches()
+
+    @contextlib.contextmanager
+    def priming_watches(self, priming: Any) -> Iterator[Any]:
+        yield priming
+
+
+class FakeWatches:
+    def add(self, path: str, *, read: bool, since: int | None = None) -> None:
+        pass
+
+    def discard(self, path: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def setup(monkeypatch: pytest.MonkeyPatch) -> tuple[HealthReporter, FakeStore, Clock, list[str]]:
+    monkeypatch.setattr(health, "partition_fields", lambda observed, brokers: dict(LIVE))
+    store = FakeStore()
+    patched: list[str] = []
+    reporter = HealthReporter(store, lambda ref, fields: patched.append(ref[1]), "c")  # type: ignore[arg-type]
+    clock = Clock()
+    reporter.clock = clock
+    for topic in TOPICS:
+        reporter.track(topic, ("ns", topic))
+    return reporter, store, clock, patched
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_an_outage_stops_the_batch_says_so_once_and_keeps_every_topic_for_later(
+    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    reporter, store, clock, patched = setup
+    store.down = True
+    with caplog.at_level(logging.WARNING, logger=health.__name__):
+        reporter._refresh_batch(TOPICS)
+    assert store.reads == ["a"], "the first failure stops the batch"
+    assert patched == []
+    assert _warnings(caplog) == [
+        "could not refresh the status of 3 topics: ZooKeeper is unreachable (the session is connecting: "
+        "reconnecting); trying again in 5 s"
+    ]
+    assert reporter._dirty == set(TOPICS)
+    with reporter._lock:
+        assert reporter._next_refresh() == (False, UNAVAILABLE_WAIT_S), "not before the wait"
+    clock.now += UNAVAILABLE_WAIT_S
+    with reporter._lock:
+        assert reporter._next_refresh() == (True, None)
+
+    store.down = False
+    reporter._refresh_batch(sorted(reporter._dirty))
+    assert patched == TOPICS, "every topic refreshed once ZooKeeper answers"
+
+
+def test_the_wait_doubles_while_the_outage_lasts_and_starts_again_once_zookeeper_answers(
+    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    reporter, store, clock, _ = setup
+    store.down = True
+    waits = []
+    for _ in range(6):
+        reporter._refresh_batch(TOPICS)
+        waits.append(reporter._retry_at - clock.now)
+    assert waits == [5.0, 10.0, 20.0, 40.0, UNAVAILABLE_MAX_WAIT_S, UNAVAILABLE_MAX_WAIT_S]
+    store.down = False
+    reporter._refresh_batch(TOPICS)
+    store.down = True
+    reporter._refresh_batch(TOPICS)
+    assert reporter._retry_at - clock.now == UNAVAILABLE_WAIT_S
+
+
+def test_a_topic_that_cannot_be_decoded_is_reported_alone_and_the_batch_goes_on(
+    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    reporter, store, _, patched = setup
+    store.malformed = {"b"}
+    with caplog.at_level(logging.WARNING, logger=health.__name__):
+        reporter._refresh_batch(TOPICS)
+    assert patched == ["a", "c"]
+    assert _warnings(caplog) == [
+        "could not refresh the status of topic b: znode /brokers/topics/b is malformed: not JSON"
+    ]
+    assert reporter._dirty == set()
+    with reporter._lock:
+        assert reporter._next_refresh() == (False, None), "nothing to wait for"
+
+
+def test_an_untracked_topic_is_not_kept_for_later(
+    setup: tuple[HealthReporter, FakeStore, Clock, list[str]],
+) -> None:
+    reporter, store, _, _ = setup
+    reporter.untrack("c", ("ns", "c"))
+    store.down = True
+    reporter._refresh_batch(TOPICS)
+    assert reporter._dirty == {"a", "b"}
