@@ -160,3 +160,22 @@ def test_an_untracked_topic_is_not_kept_for_later(
     store.down = True
     reporter._refresh_batch(TOPICS)
     assert reporter._dirty == {"a", "b"}
+
+
+def test_an_answer_from_zookeeper_ends_the_wait(
+    setup: tuple[HealthReporter, FakeStore, Clock, list[str]],
+) -> None:
+    """After a reconnection every watch is armed and reported again: its answers show ZooKeeper
+    reachable, and the topics kept by the outage are refreshed without waiting out the pause."""
+    reporter, store, _, _ = setup
+    store.down = True
+    reporter._refresh_batch(TOPICS)
+    with reporter._lock:
+        assert reporter._next_refresh()[0] is False
+    reporter._on_znode("/brokers/topics/a/partitions/0/state", None)
+    with reporter._lock:
+        assert reporter._next_refresh() == (True, None)
+    reporter._refresh_batch(TOPICS)  # still down: waiting again
+    reporter._on_brokers(["1", "2", "3"])
+    with reporter._lock:
+        assert reporter._next_refresh() == (True, None)

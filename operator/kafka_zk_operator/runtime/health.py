@@ -21,7 +21,8 @@ The first reconcile of a topic sets those watches with its own reads (``HandlerW
 
 While ZooKeeper cannot be reached, a batch of refreshes stops at its first failure: one warning
 for all the topics left, which stay dirty and are tried again after 5 s, then a wait that doubles
-up to a minute while the outage lasts (``_refresh_batch``).
+up to a minute while the outage lasts (``_refresh_batch``), or as soon as a watch's answer shows
+ZooKeeper reachable again.
 
 What is kept per topic is small on purpose (issue #16, 10,000 topics in the default memory
 limit): what the status last got is kept as a digest, and the per-topic partition gauges are
@@ -314,6 +315,7 @@ class HealthReporter:
             # At least the zxid of the change: a topic tracked later from an older read is refreshed.
             self._brokers_seen_at = self.store.last_zxid() or 0
             self._dirty.update(self._refs)
+            self._retry_at = 0.0  # ZooKeeper answers: no wait for an outage (see _refresh_batch)
             self._lock.notify_all()
         return True
 
@@ -322,6 +324,7 @@ class HealthReporter:
         topic = znodes_topics.topic_of_path(path)
         if topic is None:
             return
+        self._zookeeper_answered()
         if path == znodes_topics.topic_path(topic):
             with self._lock:
                 self._read_since.pop(topic, None)  # changed since that read: refreshed below
@@ -335,12 +338,22 @@ class HealthReporter:
         topic = znodes_topics.topic_of_path(path)
         if topic is None or data is None:
             return
+        self._zookeeper_answered()
         with self._lock:
             since = self._read_since.pop(topic, None)
         count = self._partition_count(data, path)
         if since is None or count is None:
             self.mark_dirty(topic)  # nothing to compare with: read it
         self._watch_partitions(topic, count, since=since)
+
+    def _zookeeper_answered(self) -> None:
+        """A watch's answer came: ZooKeeper is reachable, so topics kept by an outage (see
+        ``_refresh_batch``) need not wait any longer. After a reconnection every watch is armed
+        and reported again (``ZnodeWatches``), and this brings their refreshes forward."""
+        with self._lock:
+            if self._retry_at:
+                self._retry_at = 0.0
+                self._lock.notify_all()
 
     @staticmethod
     def _partition_count(data: bytes, path: str) -> int | None:
