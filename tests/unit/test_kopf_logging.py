@@ -14,7 +14,7 @@ from kafka_zk_operator.adapters.k8s import kopf_logging
 from kafka_zk_operator.domain.crd_identity import API_VERSION
 
 
-def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_are_dropped(
+def test_only_info_successes_of_the_timers_index_feeders_resumes_and_one_handler_summaries_are_dropped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     logger = logging.getLogger("kopf.objects.test-quiet")
@@ -30,6 +30,10 @@ def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_ar
         logger.info("Handler 'kafkatopic_resume' succeeded.")
         logger.info("Resuming is processed: 1 succeeded; 0 failed.")
         logger.info("Resuming is processed: 0 succeeded; 1 failed.")
+        logger.info("Creation is processed: 1 succeeded; 0 failed.")
+        logger.info("Updating is processed: 1 succeeded; 0 failed.")
+        logger.info("Deletion is processed: 1 succeeded; 0 failed.")
+        logger.info("Deletion is processed: 0 succeeded; 1 failed.")
         logger.info("Handler 'partitionreassignment_resume' succeeded.")
         logger.error("Handler 'kafkatopic_resume' failed temporarily: ZooKeeper is not reachable.")
         logger.error("Handler 'kafkatopic_events' failed with an exception. Will ignore.")
@@ -39,6 +43,7 @@ def test_only_info_successes_of_the_periodic_timers_index_feeders_and_resumes_ar
         ("INFO", "Timer 'another_timer' succeeded."),
         ("INFO", "Handler 'kafkatopic_create' succeeded."),
         ("INFO", "Resuming is processed: 0 succeeded; 1 failed."),
+        ("INFO", "Deletion is processed: 0 succeeded; 1 failed."),
         ("INFO", "Handler 'partitionreassignment_resume' succeeded."),
         ("ERROR", "Handler 'kafkatopic_resume' failed temporarily: ZooKeeper is not reachable."),
         ("ERROR", "Handler 'kafkatopic_events' failed with an exception. Will ignore."),
