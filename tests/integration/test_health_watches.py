@@ -282,22 +282,26 @@ def test_refreshes_keep_under_min_isr_partitions_of_a_topic_with_min_insync_repl
 def test_a_refresh_without_zookeeper_logs_one_line(
     kafka_cluster: Any, unique_topic: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A status refresh while the ZooKeeper session is gone (a leader change, an outage) is a
-    warning of one line naming the topic and the reason, not an error with a traceback."""
+    """A batch of status refreshes while the ZooKeeper session is gone (a leader change, an
+    outage) is one warning of one line naming the topics and the reason, not an error with a
+    traceback, and the topics are kept to be refreshed later."""
     client: KazooClient = kafka_cluster.zk_client()
     _, patches, patcher = _status_recorder()
     reporter = HealthReporter(ZkStore(client), patcher, "test")
+    other = f"{unique_topic}-2"
     reporter.track(unique_topic, REF)
+    reporter.track(other, ("ns", "other"))
     client.stop()
     try:
         with caplog.at_level(logging.WARNING, logger="kafka_zk_operator.runtime.health"):
-            reporter._refresh_one(unique_topic)
+            reporter._refresh_batch([unique_topic, other])
     finally:
         client.close()
     assert not patches
     assert [(r.levelname, r.exc_info) for r in caplog.records] == [("WARNING", None)]
-    assert unique_topic in caplog.records[0].getMessage()
-    assert "ZooKeeper" in caplog.records[0].getMessage()
+    message = caplog.records[0].getMessage()
+    assert f"2 topics ({unique_topic}, {other})" in message and "ZooKeeper" in message, message
+    assert reporter._dirty == {unique_topic, other}
 
 
 def test_a_topic_tracked_from_a_current_read_is_not_read_again(

@@ -104,8 +104,8 @@ def test_an_outage_stops_the_batch_says_so_once_and_keeps_every_topic_for_later(
     assert store.reads == ["a"], "the first failure stops the batch"
     assert patched == []
     assert _warnings(caplog) == [
-        "could not refresh the status of 3 topics: ZooKeeper is unreachable (the session is connecting: "
-        "reconnecting); trying again in 5 s"
+        "could not refresh the status of 3 topics (a, b, c): ZooKeeper is unreachable (the session is "
+        "connecting: reconnecting); trying again in 5 s"
     ]
     assert reporter._dirty == set(TOPICS)
     with reporter._lock:

@@ -50,6 +50,7 @@ from kafka_zk_operator.adapters.zk.watches import Priming
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.timestamps import format_timestamp
 from kafka_zk_operator.domain.topic_status import partition_fields
+from kafka_zk_operator.domain.wording import counted
 
 #: ``(namespace, name)`` of a KafkaTopic resource.
 ResourceRef = tuple[str, str]
@@ -422,13 +423,15 @@ class HealthReporter:
                 continue
             with self._lock:
                 self._dirty.update(left for left in topics[index:] if left in self._refs)
-                waiting = len(self._dirty)
+                waiting = sorted(self._dirty)
                 wait = self._unavailable_wait
                 self._retry_at = self.clock() + wait
                 self._unavailable_wait = min(wait * 2, UNAVAILABLE_MAX_WAIT_S)
+            named = ", ".join(waiting[:3]) + (", ..." if len(waiting) > 3 else "")
             log.warning(
-                "could not refresh the status of %d topics: %s; trying again in %.0f s",
-                waiting,
+                "could not refresh the status of %s (%s): %s; trying again in %.0f s",
+                counted(len(waiting), "topic"),
+                named,
                 unavailable.message,
                 wait,
             )
