@@ -10,22 +10,20 @@ until their next event or resync.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.runtime import health
 from kafka_zk_operator.runtime.health import UNAVAILABLE_MAX_WAIT_S, UNAVAILABLE_WAIT_S, HealthReporter
+from tests.unit import test_health_adoption
 
 LIVE = {"partitions": 1, "partitionStates": [{"partition": 0, "leader": 1, "isr": [1, 2, 3]}]}
 TOPICS = ["a", "b", "c"]
 
 
-class FakeStore:
+class FakeStore(test_health_adoption.FakeStore):
     """ZooKeeper as the reporter reads it: unreachable while ``down``; ``malformed`` topics
     cannot be decoded."""
 
@@ -43,30 +41,6 @@ class FakeStore:
         if topic in self.malformed:
             raise errors.MalformedZnode(f"/brokers/topics/{topic}", "not JSON")
         return object()
-
-    def broker_ids(self) -> set[int]:
-        return {1, 2, 3}
-
-    def last_zxid(self) -> int | None:
-        return 100
-
-    def znode_watches(self, on_change: Any, on_unchanged: Any = None) -> FakeWatches:
-        return FakeWatches()
-
-    @contextlib.contextmanager
-    def priming_watches(self, priming: Any) -> Iterator[Any]:
-        yield priming
-
-
-class FakeWatches:
-    def add(self, path: str, *, read: bool, since: int | None = None) -> None:
-        pass
-
-    def discard(self, path: str) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
 
 
 class Clock:
