@@ -18,6 +18,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.runtime import health
 from kafka_zk_operator.runtime.health import UNAVAILABLE_MAX_WAIT_S, UNAVAILABLE_WAIT_S, HealthReporter
 from tests.unit import test_health_adoption
+from tests.unit.clock_support import ManualClock
 
 LIVE = {"partitions": 1, "partitionStates": [{"partition": 0, "leader": 1, "isr": [1, 2, 3]}]}
 TOPICS = ["a", "b", "c"]
@@ -43,21 +44,13 @@ class FakeStore(test_health_adoption.FakeStore):
         return object()
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def setup(monkeypatch: pytest.MonkeyPatch) -> tuple[HealthReporter, FakeStore, Clock, list[str]]:
+def setup(monkeypatch: pytest.MonkeyPatch) -> tuple[HealthReporter, FakeStore, ManualClock, list[str]]:
     monkeypatch.setattr(health, "partition_fields", lambda observed, brokers: dict(LIVE))
     store = FakeStore()
     patched: list[str] = []
     reporter = HealthReporter(store, lambda ref, fields: patched.append(ref[1]), "c")  # type: ignore[arg-type]
-    clock = Clock()
+    clock = ManualClock(1000.0)
     reporter.clock = clock
     for topic in TOPICS:
         reporter.track(topic, ("ns", topic))
@@ -69,7 +62,7 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_an_outage_stops_the_batch_says_so_once_and_keeps_every_topic_for_later(
-    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+    setup: tuple[HealthReporter, FakeStore, ManualClock, list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     reporter, store, clock, patched = setup
     store.down = True
@@ -94,7 +87,7 @@ def test_an_outage_stops_the_batch_says_so_once_and_keeps_every_topic_for_later(
 
 
 def test_the_wait_doubles_while_the_outage_lasts_and_starts_again_once_zookeeper_answers(
-    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+    setup: tuple[HealthReporter, FakeStore, ManualClock, list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     reporter, store, clock, _ = setup
     store.down = True
@@ -111,7 +104,7 @@ def test_the_wait_doubles_while_the_outage_lasts_and_starts_again_once_zookeeper
 
 
 def test_a_topic_that_cannot_be_decoded_is_reported_alone_and_the_batch_goes_on(
-    setup: tuple[HealthReporter, FakeStore, Clock, list[str]], caplog: pytest.LogCaptureFixture
+    setup: tuple[HealthReporter, FakeStore, ManualClock, list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     reporter, store, _, patched = setup
     store.malformed = {"b"}
@@ -127,7 +120,7 @@ def test_a_topic_that_cannot_be_decoded_is_reported_alone_and_the_batch_goes_on(
 
 
 def test_an_untracked_topic_is_not_kept_for_later(
-    setup: tuple[HealthReporter, FakeStore, Clock, list[str]],
+    setup: tuple[HealthReporter, FakeStore, ManualClock, list[str]],
 ) -> None:
     reporter, store, _, _ = setup
     reporter.untrack("c", ("ns", "c"))
@@ -137,7 +130,7 @@ def test_an_untracked_topic_is_not_kept_for_later(
 
 
 def test_an_answer_from_zookeeper_ends_the_wait(
-    setup: tuple[HealthReporter, FakeStore, Clock, list[str]],
+    setup: tuple[HealthReporter, FakeStore, ManualClock, list[str]],
 ) -> None:
     """After a reconnection every watch is armed and reported again: its answers show ZooKeeper
     reachable, and the topics kept by the outage are refreshed without waiting out the pause."""

@@ -316,8 +316,8 @@ class HealthReporter:
             # At least the zxid of the change: a topic tracked later from an older read is refreshed.
             self._brokers_seen_at = self.store.last_zxid() or 0
             self._dirty.update(self._refs)
-            self._retry_at = 0.0  # ZooKeeper answers: no wait for an outage (see _refresh_batch)
             self._lock.notify_all()
+        self._zookeeper_answered()
         return True
 
     def _on_znode(self, path: str, data: bytes | None) -> None:
