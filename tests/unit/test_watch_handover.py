@@ -2,7 +2,8 @@
 ``StoreBase.priming_watches``): a reconcile's read of a topic is also the health reporter's watch
 of it, with no request of its own (issue #16). A hand-over is refused whenever the watch may be
 gone; a fake kazoo client shows what is sent and what kazoo would have registered. The real
-ZooKeeper side is in ``tests/integration/test_health_watches.py``."""
+ZooKeeper side is in ``tests/integration/test_health_watches.py``. The last test: a watch
+discarded while its read is still on its way (the fake kazoo holding answers back)."""
 
 from __future__ import annotations
 
@@ -185,3 +186,38 @@ def test_watches_not_taken_over_are_dropped_from_kazoo_and_those_taken_over_kept
     watches.release(priming)
     assert watches._watcher in client._data_watchers[TOPIC]
     assert STATE not in client._data_watchers, "a watch nobody follows no longer held by the client"
+
+
+class _DeferredKazoo(FakeKazoo):
+    """Holds each answer until :meth:`deliver`: a request still on its way."""
+
+    def __init__(self, znodes: dict[str, bytes]) -> None:
+        super().__init__(znodes)
+        self.pending: list[tuple[_Answer, Any]] = []
+
+    def _answer(self, kind: str, path: str, watch: Any) -> _Answer:
+        answer = super()._answer(kind, path, watch)
+        deferred = _Answer(answer.value, answer.error)
+        deferred.rawlink = lambda callback: self.pending.append((deferred, callback))  # type: ignore[method-assign]
+        return deferred
+
+    def deliver(self) -> None:
+        while self.pending:
+            answer, callback = self.pending.pop(0)
+            callback(answer)
+
+
+def test_a_znode_discarded_while_its_read_was_on_the_way_gets_no_exists_watch() -> None:
+    """Issue #17's leak by another road: a missing znode's read is followed by an ``exists`` that
+    sets a watch until the znode appears - for a deleted topic, for the session's lifetime."""
+    client = _DeferredKazoo({})
+    watches = ZnodeWatches(client, lambda path, data: None)
+    watches.add(TOPIC, read=True)
+    watches.discard(TOPIC)
+    client.deliver()
+    assert client.sent == [("get", TOPIC, True)], "no exists after the read of a discarded znode"
+    assert TOPIC not in client._data_watchers
+
+    watches.add(STATE, read=True)
+    client.deliver()
+    assert client.sent[-1] == ("exists", STATE, True), "a znode still watched waits for it to appear"

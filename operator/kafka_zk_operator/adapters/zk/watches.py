@@ -219,6 +219,8 @@ class ZnodeWatches:
         try:
             answer = result.get(block=False)
         except NoNodeError:
+            if self._wanted(path) is None:
+                return  # discarded while the read was on its way: an exists would stay set for good
             # A read of a missing znode sets no watch: watch for it to appear instead.
             self._client.exists_async(path, watch=self._watcher).rawlink(
                 functools.partial(self._appeared, path, report)
