@@ -172,6 +172,7 @@ class HealthReporter:
         # Reported at once, with its partitions: their watches, then a refresh (none when the
         # caller's read is still current).
         self._watches.add(znodes_topics.topic_path(topic), read=True, since=read_since)
+        self._unless_tracked_discard(topic, [znodes_topics.topic_path(topic)])
 
     def _adopt_watches(self, topic: str, priming: Priming, read_since: int) -> bool:
         """Take over the watches the caller's reads set on the topic's znodes; a partition whose
@@ -377,10 +378,19 @@ class HealthReporter:
             if known is None or count <= known:
                 return
             self._watched_partitions[topic] = count
-        for partition in range(known, count):
-            path = znodes_topics.partition_state_path(topic, partition)
+        paths = [znodes_topics.partition_state_path(topic, partition) for partition in range(known, count)]
+        for path in paths:
             if priming is None or not self._watches.adopt(path, priming, read=False):
                 self._watches.add(path, read=False, since=since)
+        self._unless_tracked_discard(topic, paths)
+
+    def _unless_tracked_discard(self, topic: str, paths: list[str]) -> None:
+        """Discard the watches just added on ``paths`` if ``topic`` was untracked meanwhile: its
+        :meth:`untrack` may have discarded them before they were added, and a watch of a deleted
+        topic's znode would otherwise be armed again for good (issue #17)."""
+        if not self.tracked(topic):
+            for path in paths:
+                self._watches.discard(path)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:
