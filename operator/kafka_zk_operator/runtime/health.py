@@ -204,9 +204,10 @@ class HealthReporter:
             self._handler_writes.pop(topic, None)
             self._rechecks.pop(topic, None)
             self._health.pop(topic, None)
-        self._watches.discard(znodes_topics.topic_path(topic))
-        for partition in range(watched):
-            self._watches.discard(znodes_topics.partition_state_path(topic, partition))
+            # Under the lock: a track of the topic right after must not lose the watches it adds.
+            self._watches.discard(znodes_topics.topic_path(topic))
+            for partition in range(watched):
+                self._watches.discard(znodes_topics.partition_state_path(topic, partition))
 
     def tracked(self, topic: str) -> bool:
         with self._lock:
@@ -387,10 +388,12 @@ class HealthReporter:
     def _unless_tracked_discard(self, topic: str, paths: list[str]) -> None:
         """Discard the watches just added on ``paths`` if ``topic`` was untracked meanwhile: its
         :meth:`untrack` may have discarded them before they were added, and a watch of a deleted
-        topic's znode would otherwise be armed again for good (issue #17)."""
-        if not self.tracked(topic):
-            for path in paths:
-                self._watches.discard(path)
+        topic's znode would otherwise be armed again for good (issue #17). Under the lock, so that
+        a track of the topic coming between the check and the discard keeps its watches."""
+        with self._lock:
+            if topic not in self._refs:
+                for path in paths:
+                    self._watches.discard(path)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:

@@ -175,10 +175,10 @@ class ZnodeWatches:
     def discard(self, path: str) -> None:
         """Stop reporting ``path``; kazoo forgets its registration (ZooKeeper's own ends when it
         fires or with the connection)."""
-        with self._lock:
+        with self._lock:  # as in release: no add of the same path between the pop and the drop
             if self._paths.pop(path, None) is None:
                 return
-        self._forget_registration(path)
+            self._forget_registration(path)
 
     def _forget_registration(self, path: str) -> None:
         registered = self._client._data_watchers  # kazoo's: full path (chroot included) → watchers
