@@ -1,10 +1,12 @@
 """A topic untracked by one thread while another is adding its watches (the health reporter adds
 them outside its lock) leaves no watch behind: the untrack could discard them before they were
 added, and a watch of a deleted topic's znode is otherwise armed again for the session's lifetime
-(issue #17). The real ZooKeeper side of untracking is in ``tests/integration/test_health_watches.py``."""
+(issue #17). And a topic tracked again while its untrack is discarding keeps the watches the new
+track adds. The real ZooKeeper side of untracking is in ``tests/integration/test_health_watches.py``."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from kafka_zk_operator.adapters.zk import znodes_topics
@@ -74,3 +76,35 @@ def test_watches_of_a_topic_still_tracked_stay() -> None:
         znodes_topics.partition_state_path("orders", 0),
         znodes_topics.partition_state_path("orders", 1),
     }
+
+
+class SlowDiscards(WatchSet):
+    """``during_discard`` runs inside the next :meth:`discard`, before it drops the path."""
+
+    during_discard: Callable[[], None] | None = None
+
+    def discard(self, path: str) -> None:
+        hook, self.during_discard = self.during_discard, None
+        if hook is not None:
+            hook()
+        super().discard(path)
+
+
+def test_a_topic_tracked_again_while_its_untrack_discards_keeps_its_watch() -> None:
+    store = Store()
+    store.watches = SlowDiscards()
+    reporter = HealthReporter(store, lambda ref, fields: None, "c")  # type: ignore[arg-type]
+    watches = store.watches
+    reporter.track("orders", REF)
+    other = ("ns", "orders-again")
+    again = threading.Thread(target=reporter.track, args=("orders", other))
+
+    def track_from_another_thread() -> None:
+        again.start()
+        again.join(timeout=0.3)  # it waits for the untrack to end, or (unlocked) is done by now
+
+    watches.during_discard = track_from_another_thread
+    reporter.untrack("orders", REF)
+    again.join(timeout=5)
+    assert reporter.tracked("orders")
+    assert znodes_topics.topic_path("orders") in watches.paths, "the second track's watch was not discarded"
