@@ -184,7 +184,7 @@ class HealthReporter:
         if count is None or not self._watches.adopt(topic_path, priming, read=True):
             return False
         if not self.tracked(topic):  # untracked meanwhile: its watch goes with it
-            self._watches.discard(topic_path)
+            self._unless_tracked_discard(topic, [topic_path])
             return True
         self._watch_partitions(topic, count, since=read_since, priming=priming)
         return True
