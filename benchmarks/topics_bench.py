@@ -366,6 +366,8 @@ def run(
         stack_cpu0 = {name: proc_cpu_seconds(pid) for name, pid in state.pids.items()}
         writes0 = operator.metric_sum("kzo_zookeeper_writes_total")
         refreshes0 = operator.metric_sum("kzo_status_refreshes_total")
+        reconciles0 = operator.metric_sum("kzo_reconciliations_total")
+        stamped0 = operator.metric_sum("kzo_resyncs_unchanged_total")
         zk_requests0 = zookeeper_requests(state.zk_port)
 
         api_before_burst = apiserver_mutations(api)
@@ -401,6 +403,10 @@ def run(
             log(f"N={n}: burst profile (py-spy with idle threads, collapsed stacks): {burst_profile}")
         writes = operator.metric_sum("kzo_zookeeper_writes_total") - writes0
         refreshes = operator.metric_sum("kzo_status_refreshes_total") - refreshes0
+        # Resyncs while the burst ran: those that ended without a read, and the reconciles beyond
+        # one per create (full resyncs, mostly: a create's retry counts here too).
+        burst_reconciles = operator.metric_sum("kzo_reconciliations_total") - reconciles0
+        burst_stamped = operator.metric_sum("kzo_resyncs_unchanged_total") - stamped0
         zk_requests = zookeeper_requests(state.zk_port) - zk_requests0
         cpu = proc_cpu_seconds(operator.pid) - cpu0
         stack_cpu = {name: proc_cpu_seconds(pid) - stack_cpu0[name] for name, pid in state.pids.items()}
@@ -414,7 +420,9 @@ def run(
             f"{burst_api_writes / n:.2f} API writes per topic ({burst_api_detail}; "
             f"{int(refreshes)} status refreshes after leader/ISR changes){changed_fields(operator)}; "
             f"operator CPU {cpu:.1f} s, peak RSS {peak_rss:.0f} MB; "
-            f"{zk_requests / n:.1f} ZooKeeper requests per topic (every client, brokers too)"
+            f"{zk_requests / n:.1f} ZooKeeper requests per topic (every client, brokers too); "
+            f"resyncs during the burst: {burst_stamped:.0f} without a read, "
+            f"{max(0.0, burst_reconciles - n):.0f} reconciles beyond one per create"
         )
         log(
             f"N={n}: the stack's CPU seconds until all Ready: "
