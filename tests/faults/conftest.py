@@ -27,6 +27,7 @@ from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
 from tests.e2e.conftest import ROOT, Resources
 from tests.e2e.kafka_client import KafkaView
 from tests.faults.invariants import all_violations, controller_defect_topics, missing_topics
+from tests.faults.leftovers import clear_after_failure
 
 
 @pytest.fixture(scope="package")
@@ -150,8 +151,12 @@ def fourth_broker(ensemble: KafkaCluster) -> int:
 
 
 @pytest.fixture(autouse=True)
-def zookeeper_quorum_whole(ensemble: KafkaCluster) -> Iterator[None]:
-    """Every ZooKeeper server runs before and after each test (a failed test may leave one down)."""
+def stack_whole_after_each_test(
+    request: pytest.FixtureRequest, ensemble: KafkaCluster, api: client.ApiClient
+) -> Iterator[None]:
+    """Every ZooKeeper server and broker runs after each test (a failed test may leave one down),
+    and what a failed test left in flight is cleared (``tests/faults/leftovers.py``) so that its
+    failure does not fail the tests after it."""
     yield
     for server in ensemble.stack.zookeepers:
         if server.process is None or not server.process.is_running():
@@ -159,6 +164,11 @@ def zookeeper_quorum_whole(ensemble: KafkaCluster) -> Iterator[None]:
     for broker in ensemble.stack.brokers.values():
         if broker.process is None or not broker.process.is_running():
             ensemble.stack.restart_broker(broker.broker_id)
+    report = getattr(request.node, "report_of_call", None)
+    namespace = request.node.funcargs.get("ns") if hasattr(request.node, "funcargs") else None
+    if isinstance(report, pytest.TestReport) and report.failed and isinstance(namespace, str):
+        for line in clear_after_failure(ensemble, api, namespace):
+            print(f"[leftovers] {line}")
 
 
 def _violations_after(
@@ -211,7 +221,17 @@ def pytest_runtest_makereport(
 ) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
+    if report.when == "call":
+        item.report_of_call = report  # type: ignore[attr-defined]  # read by stack_whole_after_each_test
     if report.when == "call" and report.failed and hasattr(item, "funcargs"):
         proc = item.funcargs.get("operator_up")
         if isinstance(proc, OperatorProcess):
             report.sections.append(("operator log (tail)", proc.log_tail(150)))
+        for name, tail in _replica_log_tails(item.funcargs.get("replicas")):
+            report.sections.append((f"{name} log (tail)", tail))
+
+
+def _replica_log_tails(replicas: object) -> list[tuple[str, str]]:
+    """The log tails of the leader-election tests' replicas (``replicas.processes``), if any."""
+    processes = getattr(replicas, "processes", None) or []
+    return [(p.log_path.stem, p.log_tail(80)) for p in processes if isinstance(p, OperatorProcess)]

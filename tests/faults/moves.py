@@ -14,9 +14,11 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import fill, reassignment, wait_phase
+from tests.integration.helpers import wait_for
 
 #: Slow enough that a batch (one partition of ~1.5 MB) is still moving when the fault hits.
 RATE = 100_000
+BATCH_ZNODE = "/admin/reassign_partitions"
 
 
 def start_throttled_moves(
@@ -24,12 +26,14 @@ def start_throttled_moves(
     topics: Resources,
     reassignments: Resources,
     kafka_view: KafkaView,
+    zk: KazooClient,
     namespace: str,
     name: str,
 ) -> tuple[str, dict[int, list[int]]]:
     """Create a 3-partition RF 2 topic with data and an Explicit reassignment ``name`` moving each
     partition's first replica to a broker (on another rack) it does not use, one partition per
-    batch; return once it is Running. Returns the topic and the replicas asked for."""
+    batch; return once it is Running and its first batch is in ZooKeeper. Returns the topic and the
+    replicas asked for."""
     topic = f"{namespace}-moving"
     topics.create(namespace, kafkatopic(topic, partitions=3, rf=2))
     topics.wait_ready(namespace, topic)
@@ -57,6 +61,13 @@ def start_throttled_moves(
     )
     running = wait_phase(reassignments, namespace, name, ("Running", "Failed", "Completed"), timeout=120)
     assert running["status"]["phase"] == "Running", running["status"].get("message")
+    # Running is also the phase of a batch about to be submitted (a retry after a ZooKeeper error,
+    # a broker not registered yet): the fault must hit a batch Kafka is moving.
+    try:
+        wait_for(lambda: zk.exists(BATCH_ZNODE), timeout=60, interval=0.1, what="the first batch's znode")
+    except AssertionError as exc:
+        status = (reassignments.get(namespace, name) or {}).get("status") or {}
+        raise AssertionError(f"{exc}; the reassignment says: {status.get('message')!r}") from None
     return topic, wanted
 
 
@@ -91,7 +102,7 @@ class BatchRecorder:
     def _poll(self) -> None:
         while not self._stop.wait(0.1):
             try:
-                data, stat = self._zk.get("/admin/reassign_partitions")
+                data, stat = self._zk.get(BATCH_ZNODE)
             except NoNodeError:
                 continue
             except KazooException:  # the test's own session reconnecting (a ZooKeeper fault)

@@ -203,8 +203,7 @@ def test_leader_killed_in_the_middle_of_a_reassignment_batch(
     within 15 s, starts no batch twice, and the reassignment completes with every partition on the
     replicas asked for and its throttles removed."""
     with BatchRecorder(zk) as recorded:
-        topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "failover")
-        assert zk.exists("/admin/reassign_partitions") is not None, "no batch in flight when the leader dies"
+        topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, zk, ns, "failover")
         leader = replicas.leader()
         leader.kill()
         took = _takeover(replicas, leader)

@@ -29,7 +29,9 @@ def test_zookeeper_leader_killed_during_a_reassignment_batch(
     twice and leaves no throttle or reassignment znode behind: the reassignment completes with every
     partition on exactly the replicas asked for."""
     with BatchRecorder(zk) as recorded:
-        topic, wanted = start_throttled_moves(ensemble, topics, reassignments, kafka_view, ns, "leader-loss")
+        topic, wanted = start_throttled_moves(
+            ensemble, topics, reassignments, kafka_view, zk, ns, "leader-loss"
+        )
         leader = ensemble.stack.zookeeper_leader()
         ensemble.stack.kill_zookeeper(leader)
         time.sleep(5)
