@@ -95,13 +95,21 @@ def zookeeper_violations(zk: KazooClient) -> list[str]:
         markers = zk.get_children("/admin/delete_topics")
         if markers:
             found.append(f"deletion markers left under /admin/delete_topics: {sorted(markers)}")
+    for broker, rates in throttle_rates_by_broker(zk).items():
+        found.append(f"broker {broker} keeps replication throttle rates {rates}")
+    return found
+
+
+def throttle_rates_by_broker(zk: KazooClient) -> dict[str, dict[str, str]]:
+    """The replication throttle rates each broker's dynamic config holds (brokers with none left out)."""
+    found: dict[str, dict[str, str]] = {}
     if zk.exists("/config/brokers"):
         for broker in zk.get_children("/config/brokers"):
             data, _ = zk.get(f"/config/brokers/{broker}")
             config = (json.loads(data) if data else {}).get("config") or {}
             rates = {key: config[key] for key in THROTTLE_RATES if key in config}
             if rates:
-                found.append(f"broker {broker} keeps replication throttle rates {rates}")
+                found[broker] = rates
     return found
 
 

@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 from kafka_zk_operator.devstack import artifacts, java
 from tests.conftest import MAIN_KAFKA_VERSION, KafkaCluster
 from tests.e2e.conftest import GROUP, VERSION
-from tests.faults.invariants import THROTTLE_RATES, THROTTLED_REPLICAS
+from tests.faults.invariants import THROTTLED_REPLICAS, throttle_rates_by_broker
 
 #: How long the batch left in flight may take once its throttles are gone.
 BATCH_DRAIN_S = 180.0
@@ -73,21 +73,17 @@ def _drop_reassignments(api: client.ApiClient, namespace: str) -> list[str]:
 def _throttles_left(zk: KazooClient, namespace: str) -> list[tuple[str, str, list[str]]]:
     """Throttle rates on any broker, throttled replicas on the namespace's topics (the fault tests
     name their topics ``<namespace>-...``)."""
-    found: list[tuple[str, str, list[str]]] = []
-    for entity_type, parent, keys in (
-        ("brokers", "/config/brokers", THROTTLE_RATES),
-        ("topics", "/config/topics", THROTTLED_REPLICAS),
-    ):
-        if not zk.exists(parent):
+    found = [
+        ("brokers", broker, list(rates)) for broker, rates in sorted(throttle_rates_by_broker(zk).items())
+    ]
+    for topic in sorted(zk.get_children("/config/topics")) if zk.exists("/config/topics") else []:
+        if not topic.startswith(f"{namespace}-"):
             continue
-        for name in sorted(zk.get_children(parent)):
-            if entity_type == "topics" and not name.startswith(f"{namespace}-"):
-                continue
-            data, _ = zk.get(f"{parent}/{name}")
-            config = (json.loads(data) if data else {}).get("config") or {}
-            present = [key for key in keys if key in config]
-            if present:
-                found.append((entity_type, name, present))
+        data, _ = zk.get(f"/config/topics/{topic}")
+        config = (json.loads(data) if data else {}).get("config") or {}
+        present = [key for key in THROTTLED_REPLICAS if key in config]
+        if present:
+            found.append(("topics", topic, present))
     return found
 
 
