@@ -67,7 +67,12 @@ def test_kopf_adoption_reads_kopfs_memories_storages_and_toggles() -> None:
     shape(hook, used_by, not missing, f"process_resource_event takes no {missing}")
     inventory = importlib.import_module("kopf._core.reactor.inventory")
     memories = inventory.ResourceMemories()
-    shape(hook, used_by, isinstance(getattr(memories, "_items", None), dict), "ResourceMemories has no _items dict")
+    shape(
+        hook,
+        used_by,
+        isinstance(getattr(memories, "_items", None), dict),
+        "ResourceMemories has no _items dict",
+    )
     import kopf
 
     persistence = kopf.OperatorSettings().persistence
@@ -118,7 +123,9 @@ def test_kazoo_batched_sends_connection_handler() -> None:
     hook, used_by = batched_sends.HOOK, "operator/kafka_zk_operator/adapters/zk/batched_sends.py"
     client = unstarted_client()
     handler = getattr(client, "_connection", None)
-    shape(hook, used_by, type(handler) is ConnectionHandler, "KazooClient._connection is no ConnectionHandler")
+    shape(
+        hook, used_by, type(handler) is ConnectionHandler, "KazooClient._connection is no ConnectionHandler"
+    )
     for name in ("_queue", "_pending"):
         shape(
             hook,
@@ -147,7 +154,9 @@ def test_kazoo_batched_sends_connection_handler() -> None:
     shape(hook, used_by, "self._read_sock.recv(1)" in source, "kazoo's turn no longer reads one wake-up byte")
 
 
-@pytest.mark.parametrize("request_", [GetData("/kzo/a", None), Auth(0, "digest", "u:p")], ids=["GetData", "Auth"])
+@pytest.mark.parametrize(
+    "request_", [GetData("/kzo/a", None), Auth(0, "digest", "u:p")], ids=["GetData", "Auth"]
+)
 def test_kazoo_batched_sends_frames_a_request_as_kazoo_does(request_: Any) -> None:
     hook, used_by = batched_sends.HOOK, "operator/kafka_zk_operator/adapters/zk/batched_sends.py"
     handler = unstarted_client()._connection
@@ -158,7 +167,9 @@ def test_kazoo_batched_sends_frames_a_request_as_kazoo_does(request_: Any) -> No
     ConnectionHandler._submit(handler, request_, 10.0, xid)
     handler._xid = 41
     framed_xid, framed = batched_sends.BatchingConnectionHandler._framed(handler, request_)
-    shape(hook, used_by, (framed_xid, [framed]) == (xid, written), "kazoo's _submit frames requests otherwise")
+    shape(
+        hook, used_by, (framed_xid, [framed]) == (xid, written), "kazoo's _submit frames requests otherwise"
+    )
     shape(hook, used_by, written[0][4:8] == int_struct.pack(xid), "kazoo's frame is not length, xid, ...")
 
 
@@ -194,7 +205,12 @@ def test_kazoo_connection_loop_is_spawned_through_the_handler() -> None:
     """``adapters/zk/session.py``'s handler catches what escapes kazoo's connection loop, which
     kazoo starts as ``handler.spawn(connection.zk_loop)``."""
     hook, used_by = "kazoo_connection_loop", "operator/kafka_zk_operator/adapters/zk/session.py"
-    shape(hook, used_by, callable(getattr(ConnectionHandler, "zk_loop", None)), "ConnectionHandler has no zk_loop")
+    shape(
+        hook,
+        used_by,
+        callable(getattr(ConnectionHandler, "zk_loop", None)),
+        "ConnectionHandler has no zk_loop",
+    )
     starting = inspect.getsource(ConnectionHandler.start)
     shape(hook, used_by, "self.handler.spawn(self.zk_loop)" in starting, "the loop is no longer spawned so")
     for method in ("spawn", "select", "create_connection"):
