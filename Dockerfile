@@ -23,14 +23,18 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY requirements/ requirements/
 COPY operator/ operator/
-# spark-requirements.txt names the wheel with its [spark] extra for the "spark" target,
-# kerberos-requirements.txt with its [kerberos] extra for the operator.
+# The operator's dependencies are exactly requirements/runtime.txt (the lock: every package with its
+# hashes, scripts/lock.sh), fetched and checked here into /locked (the kerberos binding compiled).
+# spark-requirements.txt names the wheel with its [spark] extra for the "spark" target, whose
+# versions requirements/dev.txt constrains.
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
-    && pip wheel --no-cache-dir --no-deps --wheel-dir /wheels/kerberos "kerberos>=1.3.1,<2" \
+    && pip wheel --no-cache-dir --no-deps --require-hashes --wheel-dir /locked \
+        --requirement requirements/runtime.txt \
+    && cp requirements/dev.txt /wheels/constraints.txt \
     && for wheel in /wheels/kafka_zk_operator-*.whl; do \
          echo "/tmp/wheels/$(basename "$wheel")[spark]" > /wheels/spark-requirements.txt; \
-         echo "/tmp/wheels/$(basename "$wheel")[kerberos]" > /wheels/kerberos-requirements.txt; \
        done
 
 FROM ${PYTHON_IMAGE} AS base
@@ -55,7 +59,8 @@ RUN mkdir -p /usr/share/man/man1 \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless=17.0.* \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /wheels/ /tmp/wheels/
-RUN pip install --no-cache-dir --requirement /tmp/wheels/spark-requirements.txt \
+RUN pip install --no-cache-dir --constraint /tmp/wheels/constraints.txt \
+        --requirement /tmp/wheels/spark-requirements.txt \
     && rm -rf /tmp/wheels \
     && mkdir -p /opt/kzo \
     && printf '%s\n' 'from kafka_zk_operator.spark_driver import main' 'raise SystemExit(main())' \
@@ -64,16 +69,18 @@ USER 10001:10001
 ENTRYPOINT ["python", "-m", "kafka_zk_operator.spark.entrypoint"]
 CMD ["--help"]
 
-# The operator (default target): the wheel with its [kerberos] extra and their runtime dependencies
-# only; libgssapi-krb5-2 is MIT Kerberos for the binding (krb5.conf and keytab come from the chart).
+# The operator (default target): the wheel and the locked runtime dependencies with the [kerberos]
+# extra, nothing resolved here (no index); libgssapi-krb5-2 is MIT Kerberos for the binding
+# (krb5.conf and keytab come from the chart).
 FROM base AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libgssapi-krb5-2=1.20.* \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /wheels/ /tmp/wheels/
-RUN pip install --no-cache-dir --only-binary kerberos --find-links /tmp/wheels/kerberos \
-        --requirement /tmp/wheels/kerberos-requirements.txt \
-    && rm -rf /tmp/wheels
+COPY --from=builder /locked/ /tmp/locked/
+RUN pip install --no-cache-dir --no-index --no-deps /tmp/locked/*.whl /tmp/wheels/kafka_zk_operator-*.whl \
+    && pip check \
+    && rm -rf /tmp/wheels /tmp/locked
 USER 10001:10001
 EXPOSE 8080 9090
 ENTRYPOINT ["kzo", "operator"]

@@ -1,5 +1,5 @@
 # kafka-zk-operator developer commands. Every target installs what it needs (cached).
-.PHONY: help bootstrap prepare demo demo-down test lint unit sync-crds
+.PHONY: help bootstrap prepare demo demo-down test test-latest lint unit lock sync-crds
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -27,6 +27,12 @@ unit: bootstrap  ## fast unit tests only
 
 test: prepare lint  ## the whole suite: lint + unit + integration + e2e against the real stack
 	./scripts/run-tests.sh
+
+test-latest:  ## the whole suite against the newest releases pyproject.toml allows (kopf, kazoo...), not the locks; make bootstrap goes back
+	KZO_UNLOCKED=1 $(MAKE) test
+
+lock:  ## refresh requirements/ (the image's lock, CI's constraints) from pyproject.toml; LOCK_ARGS=--upgrade: the newest versions
+	./scripts/lock.sh $(LOCK_ARGS)
 
 sync-crds:  ## copy crds/*.yaml into the Helm chart (tests/unit/test_chart_crds_in_sync.py checks it)
 	cp crds/kafkatopics.yaml crds/partitionreassignments.yaml charts/kafka-zk-operator/crds/

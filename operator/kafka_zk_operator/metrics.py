@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
@@ -66,6 +67,33 @@ REPLICAS_MOVED = Counter("kzo_replicas_moved_total", "Replica moves completed by
 QUEUED_REASSIGNMENTS = Gauge(
     "kzo_reassignments_queued", "PartitionReassignments waiting in the queue", ["cluster"]
 )
+PRIVATE_HOOKS = Gauge(
+    "kzo_private_hook_active",
+    "1 while a hook into kopf's or kazoo's internals is in place, 0 once the installed library was found"
+    " without the shape it relies on (the operator then works without it, slower)",
+    ["hook"],
+)
+_hooks_off: set[str] = set()
+_hooks_lock = threading.Lock()
+log = logging.getLogger(__name__)
+
+
+def private_hook(hook: str, active: bool, why: str = "") -> None:
+    """Record whether ``hook`` (a hook into kopf's or kazoo's internals, e.g. ``kazoo_batched_sends``)
+    is in place; the first time it is not, a warning says so (docs/development.md#private-hooks)."""
+    PRIVATE_HOOKS.labels(hook=hook).set(1 if active else 0)
+    if active:
+        return
+    with _hooks_lock:
+        if hook in _hooks_off:
+            return
+        _hooks_off.add(hook)
+    log.warning(
+        "private hook %s is off: %s; the installed library is not the one it was written for "
+        "(tests/unit/test_private_hooks.py names what changed; docs/development.md#private-hooks)",
+        hook,
+        why or "its target is not as expected",
+    )
 
 #: ``(cluster, topic, under-replicated partitions, offline partitions)`` of the topics one reporter tracks.
 TopicHealthSamples = Callable[[], Sequence[tuple[str, str, int, int]]]

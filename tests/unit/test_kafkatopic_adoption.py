@@ -195,20 +195,3 @@ def test_the_feed_skips_kopf_for_an_adopted_listing_event_only(
     assert asyncio.run(process(resource=kafka_topics, raw_event=changed, **_given())) == "rv"
     assert processed == ["MODIFIED", None] and reconciles["calls"] == ["u-1"]
     assert seen == ["u-1", "u-1", "u-1"]
-
-
-def test_the_installed_kopf_has_what_adopting_reads() -> None:
-    """Fails loudly when a kopf upgrade moves what :func:`adopt` reads (it would then leave every
-    resource to kopf, correct but slower)."""
-    import importlib
-    import inspect
-
-    processing = importlib.import_module(event_feed.PROCESSOR_MODULE)
-    parameters = inspect.signature(processing.process_resource_event).parameters
-    for name in ("settings", "memories", "memobase", "event_queue", "operator_indexed", "resource_indexed"):
-        assert name in parameters
-    inventory = importlib.import_module("kopf._core.reactor.inventory")
-    assert isinstance(inventory.ResourceMemories()._items, dict)
-    posting = importlib.import_module(kafkatopic_adoption._POSTING_MODULE)
-    assert posting.event_queue_var.name == "event_queue_var"
-    assert posting.event_queue_loop_var.name == "event_queue_loop_var"

@@ -38,7 +38,7 @@ DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 _BASE_PACKAGES = ("python3", "python3-pip", "python-is-python3", "ca-certificates", "passwd")
 #: What the Dockerfile's build copies, besides the Dockerfile itself.
-_BUILD_INPUTS = ("pyproject.toml", "README.md", "operator")
+_BUILD_INPUTS = ("pyproject.toml", "README.md", "requirements", "operator")
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 

@@ -14,7 +14,9 @@ by then). A listing event of a settled KafkaTopic kopf has no memory of is resum
 then not called for that event.
 
 That processor is kopf's internal: when it is not there, or not with the arguments this wrapper
-reads, :func:`install` registers the ``@kopf.on.event`` handlers instead, which do the same.
+reads, :func:`install` registers the ``@kopf.on.event`` handlers instead, which do the same, and says
+so (a warning, ``kzo_private_hook_active{hook="kopf_event_feed"} 0``). Its shape is checked by
+``tests/unit/test_private_hooks.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import kopf
 
+from kafka_zk_operator import metrics
 from kafka_zk_operator.domain.crd_identity import (
     GROUP,
     KAFKA_TOPIC,
@@ -42,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: Where kopf keeps the processor every watcher calls for each event (kopf 1.x).
 PROCESSOR_MODULE = "kopf._core.reactor.processing"
+#: This hook's name in ``kzo_private_hook_active`` and its warning.
+HOOK = "kopf_event_feed"
 #: The kinds whose events are fed, by their plural (kopf watches each under a ``Resource``).
 _KINDS: dict[str, CustomResource] = {kind.plural: kind for kind in indexes.INDEXES}
 #: The keyword arguments this wrapper reads from kopf's processor.
@@ -64,13 +69,19 @@ def install(module: str = PROCESSOR_MODULE, registry: kopf.OperatorRegistry | No
     if original is not None and getattr(original, _WRAPPED, False):
         return "processor"
     if original is None or not _takes(original, _READ):
-        log.warning("kopf's event processor is not as expected: feeding the indexes from event handlers")
+        metrics.private_hook(
+            HOOK,
+            False,
+            f"{module}.process_resource_event is missing or takes no {', '.join(_READ)}: the indexes are"
+            " fed from @kopf.on.event handlers instead (handlers/event_feed.py)",
+        )
         kopf.on.event(GROUP, VERSION, KAFKA_TOPIC.plural, registry=registry)(kafkatopic_events)
         kopf.on.event(GROUP, VERSION, PARTITION_REASSIGNMENT.plural, registry=registry)(
             partitionreassignment_events
         )
         return "handlers"
     processing.process_resource_event = feeding(original)
+    metrics.private_hook(HOOK, True)
     return "processor"
 
 

@@ -40,7 +40,7 @@ from typing import Any, cast
 
 import kopf
 
-from kafka_zk_operator import config
+from kafka_zk_operator import config, metrics
 from kafka_zk_operator.domain.crd_identity import FINALIZER
 from kafka_zk_operator.handlers import in_pool, kafkatopic, kafkatopic_resync
 
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: kopf's module of the Event queue's context variables (kopf 1.x), set before a handler runs.
 _POSTING_MODULE = "kopf._core.engines.posting"
+#: This hook's name in ``kzo_private_hook_active`` and its warning (tests/unit/test_private_hooks.py).
+HOOK = "kopf_adoption"
 
 
 def adoptable(body: Mapping[str, Any], settings: Any) -> bool:
@@ -83,7 +85,12 @@ async def adopt(given: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     memo = given.get("memobase")
     uid = str((body.get("metadata") or {}).get("uid", ""))
     known = getattr(memories, "_items", None)
-    if settings is None or memo is None or not isinstance(known, dict) or uid in known:
+    if not isinstance(known, dict):
+        metrics.private_hook(
+            HOOK, False, "kopf's ResourceMemories has no _items dict (handlers/kafkatopic_adoption.py)"
+        )
+        return False
+    if settings is None or memo is None or uid in known:
         return False
     try:
         if not adoptable(body, settings):
@@ -117,6 +124,12 @@ def _post_through(given: Mapping[str, Any]) -> bool:
         queue_var = posting.event_queue_var
         loop_var = posting.event_queue_loop_var
     except (ImportError, AttributeError):
+        metrics.private_hook(
+            HOOK,
+            False,
+            f"{_POSTING_MODULE} has no event_queue_var/event_queue_loop_var"
+            " (handlers/kafkatopic_adoption.py)",
+        )
         return False
     if event_queue is None:
         return False

@@ -30,7 +30,7 @@ What kazoo relies on is kept:
 
 :func:`install` swaps the class of a client's connection handler before it starts; a kazoo
 whose connection handler is not the one this was written for (2.10-2.11's ``_send_request``) is
-left as it is.
+left as it is, with a warning.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ from kazoo.protocol import connection as kazoo_connection
 from kazoo.protocol.connection import ConnectionDropped, ConnectionHandler
 from kazoo.protocol.serialization import Auth, int_struct
 
+from kafka_zk_operator import metrics
+
 #: The most requests one turn sends; then the loop reads what answers arrived before the rest.
 MAX_BATCH = 64
 #: A turn stops adding requests once its message is this long (one request may be longer).
@@ -55,7 +57,8 @@ _SESSION_EXPIRED = getattr(kazoo_connection, "_SESSION_EXPIRED", None)
 _CONNECTION_DROP = getattr(kazoo_connection, "_CONNECTION_DROP", None)
 #: Wake-up bytes read at once (each queued request wrote one).
 _WAKEUP_READ = 4096
-log = logging.getLogger(__name__)
+#: This hook's name in ``kzo_private_hook_active`` and its warning.
+HOOK = "kazoo_batched_sends"
 
 
 class BatchingConnectionHandler(ConnectionHandler):  # type: ignore[misc]  # kazoo is untyped
@@ -127,8 +130,9 @@ class BatchingConnectionHandler(ConnectionHandler):  # type: ignore[misc]  # kaz
 def install(client: KazooClient) -> bool:
     """Make ``client`` (not started yet) send its queued requests together; whether it could.
 
-    Refused, with a debug line, when kazoo's connection handler is not the one this was written
-    for: then the client sends one request per turn, as kazoo does.
+    Refused when kazoo's connection handler is not the one this was written for: then the client
+    sends one request per turn, as kazoo does, and a warning and ``kzo_private_hook_active`` say so
+    (``tests/unit/test_private_hooks.py`` checks the shape). A client already batching is left as it is.
     """
     handler = getattr(client, "_connection", None)
     known = (
@@ -141,7 +145,15 @@ def install(client: KazooClient) -> bool:
         and _CONNECTION_DROP is not None
     )
     if not known:
-        log.debug("kazoo's connection handler is not the expected one: requests are sent one at a time")
+        if type(handler) is not BatchingConnectionHandler:
+            metrics.private_hook(
+                HOOK,
+                False,
+                "kazoo's ConnectionHandler (_send_request, _write, the client's _queue/_pending, the test"
+                " sentinels) is not the one adapters/zk/batched_sends.py was written for: requests are"
+                " sent one at a time",
+            )
         return False
     handler.__class__ = BatchingConnectionHandler
+    metrics.private_hook(HOOK, True)
     return True

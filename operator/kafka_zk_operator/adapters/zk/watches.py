@@ -53,6 +53,8 @@ from kazoo.exceptions import (
 from kazoo.protocol.states import EventType, KazooState
 from kazoo.recipe.watchers import ChildrenWatch
 
+from kafka_zk_operator import metrics
+
 #: Called with the children's names, now and after every change of the list.
 ChildrenCallback = Callable[[list[str]], bool | None]
 #: Called with a watched path and, for a znode watched with ``read=True``, its data (``None``:
@@ -63,6 +65,8 @@ ChangeCallback = Callable[[str, bytes | None], None]
 _DISCONNECTED = (ConnectionLoss, SessionExpiredError, ConnectionClosedError)
 #: Watches armed again at a time after a reconnection, each batch answered before the next.
 REARM_BATCH = 500
+#: The hook into kazoo's watch registrations, in ``kzo_private_hook_active`` and its warning.
+HOOK = "kazoo_watch_registrations"
 log = logging.getLogger(__name__)
 
 
@@ -79,6 +83,22 @@ class Priming:
     lapses: int
     #: Path → its data, for each znode a read with the watch found: ZooKeeper set the watch then.
     armed: dict[str, bytes] = field(default_factory=dict)
+
+
+def _registrations(client: KazooClient) -> dict[str, set[Any]] | None:
+    """kazoo's record of the client's data watches (``_data_watchers``: full path, chroot included →
+    watchers); None, with a warning, when this kazoo has none: then no watch is handed over
+    (:meth:`ZnodeWatches.adopt` asks the caller to arm it) and none is forgotten before it fires."""
+    registered = getattr(client, "_data_watchers", None)
+    if isinstance(registered, dict):
+        return registered
+    metrics.private_hook(
+        HOOK,
+        False,
+        "KazooClient has no _data_watchers dict (adapters/zk/watches.py): no watch a read set is handed"
+        " over, each is armed by a request of its own",
+    )
+    return None
 
 
 def _install(client: KazooClient, watch: Callable[[], object]) -> None:
@@ -158,7 +178,10 @@ class ZnodeWatches:
                 return True
             if priming.lapses != self._lapses or path not in priming.armed:
                 return False
-            registered = self._client._data_watchers.get(self._client.chroot + path, ())
+            registrations = _registrations(self._client)
+            if registrations is None:
+                return False  # the caller arms it
+            registered = registrations.get(self._client.chroot + path, ())
             if self._watcher not in registered:
                 return False  # kazoo holds no such watch (it fired, or was never set)
             self._paths[path] = read
@@ -181,7 +204,9 @@ class ZnodeWatches:
             self._forget_registration(path)
 
     def _forget_registration(self, path: str) -> None:
-        registered = self._client._data_watchers  # kazoo's: full path (chroot included) → watchers
+        registered = _registrations(self._client)
+        if registered is None:
+            return
         full_path = self._client.chroot + path
         watchers = registered.get(full_path)
         if watchers is not None:
