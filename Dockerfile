@@ -1,7 +1,11 @@
 # kafka-zk-operator images.
 #
-#   docker build -t kafka-zk-operator:0.1.0 .                    the operator (target "runtime", the default)
-#   docker build --target spark -t kafka-zk-operator-spark:0.1.0 .  PySpark planning job (Java 17 + [spark])
+#   VERSION=$(python3 scripts/version.py)
+#   docker build --build-arg VERSION=$VERSION -t kafka-zk-operator:$VERSION .      the operator (target "runtime", the default)
+#   docker build --build-arg VERSION=$VERSION --target spark -t kafka-zk-operator-spark:$VERSION .  PySpark planning job
+#
+# VERSION is required: the builder checks that it is the wheel's version (kafka_zk_operator.__version__),
+# so that the image label org.opencontainers.image.version says what the image runs (docs/versioning.md).
 #
 # The wheel is built once from pyproject.toml + operator/ in "builder"; the final stages install only
 # that wheel (no compiler, no source tree) and run as the unprivileged user 10001. No HEALTHCHECK:
@@ -22,7 +26,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc=4:12.* libc6-dev=2.36-* libkrb5-dev=1.20.* \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY requirements/ requirements/
 COPY operator/ operator/
 # The operator's dependencies are exactly requirements/runtime.txt (the lock: every package with its
@@ -36,17 +40,27 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
     && for wheel in /wheels/kafka_zk_operator-*.whl; do \
          echo "/tmp/wheels/$(basename "$wheel")[spark]" > /wheels/spark-requirements.txt; \
        done
+ARG VERSION
+RUN if [ ! -e "/wheels/kafka_zk_operator-${VERSION:-unset}-py3-none-any.whl" ]; then \
+      echo "--build-arg VERSION=${VERSION:-} is not the wheel's version ($(ls /wheels)):" \
+           "pass --build-arg VERSION=\$(python3 scripts/version.py)" >&2; \
+      exit 1; \
+    fi
 
 FROM ${PYTHON_IMAGE} AS base
+ARG VERSION
 LABEL org.opencontainers.image.title="kafka-zk-operator" \
       org.opencontainers.image.description="Kubernetes operator for Kafka clusters in ZooKeeper mode" \
-      org.opencontainers.image.licenses="Apache-2.0"
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}"
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN groupadd --system --gid 10001 kzo \
     && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/kzo --shell /usr/sbin/nologin kzo
 WORKDIR /home/kzo
+# The license text (Apache-2.0 section 4(a)); the wheel's dist-info carries it too.
+COPY LICENSE /usr/share/doc/kafka-zk-operator/LICENSE
 
 # PySpark planning job: Debian's Java 17 and the [spark] extra (docs/spark.md). The operator runs it
 # as a Kubernetes Job doing spark-submit in cluster mode; Spark then starts this image as the driver

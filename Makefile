@@ -1,5 +1,5 @@
 # kafka-zk-operator developer commands. Every target installs what it needs (cached).
-.PHONY: help bootstrap prepare demo demo-down test test-latest lint unit lock sync-crds
+.PHONY: help bootstrap prepare demo demo-down test test-latest lint unit lock sync-crds chart-readme
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -36,3 +36,6 @@ lock:  ## refresh requirements/ (the image's lock, CI's constraints) from pyproj
 
 sync-crds:  ## copy crds/*.yaml into the Helm chart (tests/unit/test_chart_crds_in_sync.py checks it)
 	cp crds/kafkatopics.yaml crds/partitionreassignments.yaml charts/kafka-zk-operator/crds/
+
+chart-readme: bootstrap  ## regenerate charts/kafka-zk-operator/README.md from values.yaml comments (tests/unit/test_chart_readme.py checks it)
+	.venv/bin/python scripts/gen_chart_readme.py

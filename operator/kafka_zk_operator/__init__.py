@@ -8,4 +8,7 @@ Layers (checked by import-linter):
 - ``cli``: the ``kzo`` command.
 """
 
+#: The version, written here only: the wheel's (pyproject.toml reads it), ``kzo --version``, ``/healthz``,
+#: ``kzo_build_info``; Chart.yaml and the image label must agree (``scripts/version.py``, a unit test).
+#: A release is the commit tagged ``v<version>`` (docs/versioning.md).
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ from typing import Any
 import kopf
 
 import kafka_zk_operator.handlers.partitionreassignment  # noqa: F401  (registers handlers)
-from kafka_zk_operator import config, metrics
+from kafka_zk_operator import __version__, config, metrics
 from kafka_zk_operator.adapters.k8s import kopf_session
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.domain import crd_identity, errors
@@ -145,3 +145,9 @@ def leader(memo: Any, **_: Any) -> str:
     """Which replica answers: its Lease identity when leader election is on, else "standalone"."""
     leadership: LeaderElector | None = getattr(memo, "leadership", None)
     return "standalone" if leadership is None else leadership.identity
+
+
+@kopf.on.probe(id="version")
+def version(**_: Any) -> str:
+    """The operator's version (``kafka_zk_operator.__version__``), as ``kzo --version`` prints it."""
+    return __version__

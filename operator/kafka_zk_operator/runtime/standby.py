@@ -1,8 +1,9 @@
 """The health endpoint of a replica standing by for the leader Lease (kopf is not running yet).
 
 It answers ``/healthz`` on the same port as kopf's liveness endpoint will, with 200 and
-``{"role": "standby", "leader": "<holder>"}``, so that the standby's liveness and readiness probes
-pass and a person can see which replica leads; it stops before kopf starts listening there.
+``{"role": "standby", "leader": "<holder>", "version": "<version>"}``, so that the standby's liveness
+and readiness probes pass and a person can see which replica leads and what it runs; it stops before
+kopf starts listening there (whose answer has the same ``version``: ``main.version``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from kafka_zk_operator import __version__
 
 
 class StandbyHealth:
@@ -22,7 +25,7 @@ class StandbyHealth:
                 if self.path.split("?", 1)[0] != "/healthz":
                     self.send_error(404)
                     return
-                body = json.dumps({"role": "standby", "leader": describe()}).encode()
+                body = json.dumps({"role": "standby", "leader": describe(), "version": __version__}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
