@@ -22,19 +22,9 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.migration.phase import Phase, PhaseDecision
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import empty_chroot
+from tests.unit.test_znodes_cluster import MIGRATION as MIGRATION_COPIED
+from tests.unit.test_znodes_cluster import MIGRATION_CLAIMED, MIGRATION_CREATED
 
-MIGRATION_CREATED = (
-    b'{"version":0,"kraft_metadata_offset":-1,"kraft_controller_id":-1,'
-    b'"kraft_metadata_epoch":-1,"kraft_controller_epoch":-1}'
-)
-MIGRATION_CLAIMED = (
-    b'{"version":0,"kraft_metadata_offset":-1,"kraft_controller_id":3000,'
-    b'"kraft_metadata_epoch":-1,"kraft_controller_epoch":1}'
-)
-MIGRATION_COPIED = (
-    b'{"version":0,"kraft_metadata_offset":57,"kraft_controller_id":3000,'
-    b'"kraft_metadata_epoch":1,"kraft_controller_epoch":1}'
-)
 KRAFT_CONTROLLER = b'{"version":2,"brokerid":3000,"timestamp":"1700000000100","kraftControllerEpoch":1}'
 
 
