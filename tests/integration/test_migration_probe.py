@@ -105,7 +105,9 @@ def _refused(store: ZkStore, client: KazooClient, topic: str, expected: Phase) -
     return refused.value.message
 
 
-def test_a_migration_walked_through_its_phases_is_detected_and_guards_every_write(chroot: KazooClient) -> None:
+def test_a_migration_walked_through_its_phases_is_detected_and_guards_every_write(
+    chroot: KazooClient,
+) -> None:
     store = ZkStore(chroot)
     phases = _Phases(store)
 

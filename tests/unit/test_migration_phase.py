@@ -123,9 +123,7 @@ def test_no_broker_left_in_zookeeper_is_dual_write() -> None:
 def test_stale_epochs_do_not_change_the_phase() -> None:
     """A new KRaft leader claimed /controller (epoch 7) and /migration still names the old one (5):
     the phase comes from who owns /controller and whether the copy is done."""
-    decision = decide(
-        _facts(controller=ControllerFacts(3001, 7), migration=COPIED, zk_broker_ids=(1,))
-    )
+    decision = decide(_facts(controller=ControllerFacts(3001, 7), migration=COPIED, zk_broker_ids=(1,)))
     assert decision.phase is Phase.HYBRID
     assert "KRaft controller 3001 (epoch 7)" in decision.reason
 

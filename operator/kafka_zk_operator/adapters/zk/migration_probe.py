@@ -96,7 +96,9 @@ def report_change(previous: phase.PhaseDecision | None, decision: phase.PhaseDec
     if previous is not None and previous.phase is decision.phase and previous.warning == decision.warning:
         return False
     if decision.warning is not None:
-        log.warning("KRaft migration phase %s: %s %s", decision.phase.value, decision.reason, decision.warning)
+        log.warning(
+            "KRaft migration phase %s: %s %s", decision.phase.value, decision.reason, decision.warning
+        )
     elif previous is not None or decision.phase is not phase.Phase.ZOOKEEPER:
         log.info("KRaft migration phase %s: %s", decision.phase.value, decision.reason)
     return True

@@ -133,8 +133,8 @@ class PhaseDecision:
 def registrations_matter(controller: ControllerFacts | None, migration: MigrationFacts | None) -> bool:
     """Whether :func:`decide` needs ``/brokers/ids``: only once a KRaft controller owns the cluster
     (hybrid or dual-write). A ZooKeeper-mode probe does without the read."""
-    return controller is not None and controller.is_kraft and (
-        migration is None or migration.initial_copy_done
+    return (
+        controller is not None and controller.is_kraft and (migration is None or migration.initial_copy_done)
     )
 
 
@@ -192,7 +192,9 @@ def _kraft_only(admin: AdminFacts | None) -> PhaseDecision:
 def _kraft_controller(
     facts: ProbeFacts, controller: ControllerFacts, migration: MigrationFacts | None
 ) -> PhaseDecision:
-    who = f"KRaft controller {controller.node_id} (epoch {controller.kraft_controller_epoch}) owns /controller"
+    who = (
+        f"KRaft controller {controller.node_id} (epoch {controller.kraft_controller_epoch}) owns /controller"
+    )
     if migration is not None and not migration.initial_copy_done:
         return PhaseDecision(
             Phase.INITIAL_COPY,
