@@ -38,6 +38,7 @@ TRANSIENT = {
     "TopicBeingDeleted",
     "ReplicationFactorChanging",
     "PlanJobFailed",
+    "KRaftMigration",
 }
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -11,9 +11,20 @@ CONTROLLER_V1 = b'{"version":1,"brokerid":2,"timestamp":"1700000000000"}'
 CONTROLLER_V2 = b'{"version":2,"brokerid":2,"timestamp":"1700000000000","kraftControllerEpoch":-1}'
 CONTROLLER_KRAFT = b'{"version":2,"brokerid":3000,"timestamp":"1700000000000","kraftControllerEpoch":5}'
 CLUSTER_ID = b'{"version":"1","id":"Bq7XH0WxQz6l8w7cQ3mR9A"}'
+# /migration exactly as Kafka 3.9.2's own ``kafka.zk.MigrationZNode.encode`` returns it (called on
+# the 3.9.2 jars with ``ZkMigrationLeadershipState.EMPTY``, then with a KRaft controller, then with
+# the offset after the initial copy): a Scala map of five entries, so hash order, not source order.
+MIGRATION_CREATED = (
+    b'{"version":0,"kraft_metadata_offset":-1,"kraft_controller_id":-1,'
+    b'"kraft_metadata_epoch":-1,"kraft_controller_epoch":-1}'
+)
+MIGRATION_CLAIMED = (
+    b'{"version":0,"kraft_metadata_offset":-1,"kraft_controller_id":3000,'
+    b'"kraft_metadata_epoch":-1,"kraft_controller_epoch":1}'
+)
 MIGRATION = (
-    b'{"version":0,"kraft_controller_id":3000,"kraft_controller_epoch":1,'
-    b'"kraft_metadata_offset":42,"kraft_metadata_epoch":1}'
+    b'{"version":0,"kraft_metadata_offset":42,"kraft_controller_id":3000,'
+    b'"kraft_metadata_epoch":1,"kraft_controller_epoch":1}'
 )
 
 
@@ -119,28 +130,60 @@ def test_malformed_cluster_id(data: bytes, problem: str) -> None:
 # --------------------------------------------------------------------------- /migration
 
 
-def test_migration_round_trips_and_keeps_other_fields() -> None:
-    state = znodes.MigrationZNode.decode(MIGRATION)
-    assert state.kraft_controller_id == 3000
-    assert dict(state.extra) == {
-        "kraft_controller_epoch": 1,
-        "kraft_metadata_offset": 42,
-        "kraft_metadata_epoch": 1,
-    }
-    assert znodes.MigrationZNode.encode(state) == MIGRATION
+@pytest.mark.parametrize(
+    ("data", "fields", "copied"),
+    [
+        (MIGRATION_CREATED, (-1, -1, -1, -1), False),
+        (MIGRATION_CLAIMED, (3000, 1, -1, -1), False),
+        (MIGRATION, (3000, 1, 42, 1), True),
+    ],
+    ids=["created-all-unset", "claimed", "copied"],
+)
+def test_migration_as_kafka_writes_it_decodes_and_round_trips_byte_exact(
+    data: bytes, fields: tuple[int, int, int, int], copied: bool
+) -> None:
+    """Before the fix the znode a migration-enabled controller creates at start (every field -1)
+    was refused: the decoder wanted a controller id of at least 0."""
+    state = znodes.MigrationZNode.decode(data)
+    assert (
+        state.kraft_controller_id,
+        state.kraft_controller_epoch,
+        state.kraft_metadata_offset,
+        state.kraft_metadata_epoch,
+    ) == fields
+    assert state.initial_copy_done is copied
+    assert dict(state.extra) == {}
+    assert znodes.MigrationZNode.encode(state) == data
 
 
-def test_minimal_migration_round_trips() -> None:
-    data = b'{"version":0,"kraft_controller_id":1}'
-    assert znodes.MigrationZNode.encode(znodes.MigrationZNode.decode(data)) == data
+def test_migration_defaults_are_the_znode_kafka_creates() -> None:
+    assert znodes.MigrationZNode.encode(znodes.MigrationState()) == MIGRATION_CREATED
+
+
+def test_migration_keeps_unknown_fields_and_a_long_offset() -> None:
+    data = MIGRATION.replace(b"42", b"9007199254740993")[:-1] + b',"future":{"a":1}}'
+    state = znodes.MigrationZNode.decode(data)
+    assert state.kraft_metadata_offset == 9007199254740993  # beyond 32 bits: a Java long
+    assert dict(state.extra) == {"future": {"a": 1}}
+    assert znodes.MigrationZNode.encode(state) == data
+
+
+def test_migration_encoder_refuses_extra_fields_that_shadow_its_own() -> None:
+    with pytest.raises(ValueError, match="collide"):
+        znodes.MigrationZNode.encode(znodes.MigrationState(extra={"kraft_metadata_offset": 1}))
 
 
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
-        (b'{"version":1,"kraft_controller_id":1}', "version 1 is not one Kafka writes here (0)"),
+        (MIGRATION.replace(b'"version":0', b'"version":1'), "version 1 is not one Kafka writes here (0)"),
         (b'{"version":0}', "has no 'kraft_controller_id'"),
-        (b'{"version":0,"kraft_controller_id":"1"}', "'kraft_controller_id' is '1'"),
+        (b'{"version":0,"kraft_controller_id":1}', "has no 'kraft_controller_epoch'"),
+        (MIGRATION.replace(b'"kraft_metadata_offset":42,', b""), "has no 'kraft_metadata_offset'"),
+        (MIGRATION.replace(b':3000', b':"3000"'), "'kraft_controller_id' is '3000'"),
+        (MIGRATION.replace(b"offset\":42", b"offset\":-2"), "'kraft_metadata_offset' is -2, expected at least -1"),
+        (MIGRATION_CREATED.replace(b'"kraft_controller_id":-1', b'"kraft_controller_id":-2'), "at least -1"),
+        (MIGRATION.replace(b"42", b"1e3"), "'kraft_metadata_offset' is 1000.0"),
     ],
 )
 def test_malformed_migration(data: bytes, problem: str) -> None:

@@ -11,7 +11,7 @@
 --   Progressing  no status yet, observedGeneration missing or behind metadata.generation,
 --                no Ready condition, Ready=Unknown, Ready=False with a transient reason
 --                (ClusterUnavailable, ZooKeeperError, ReassignmentInProgress, TopicBeingDeleted,
---                ReplicationFactorChanging, PlanJobFailed),
+--                ReplicationFactorChanging, PlanJobFailed, KRaftMigration),
 --                or the resource is being deleted
 local TRANSIENT_REASONS = {
   ClusterUnavailable = true,
@@ -20,6 +20,7 @@ local TRANSIENT_REASONS = {
   TopicBeingDeleted = true,
   ReplicationFactorChanging = true,
   PlanJobFailed = true,
+  KRaftMigration = true,
 }
 
 local function find_condition(status, kind)

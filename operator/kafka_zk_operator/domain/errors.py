@@ -17,7 +17,7 @@ Tree::
     ├── ReplicationFactorChanging   ReplicationFactorChanging  handed to a PartitionReassignment
     ├── ClusterUnavailable          ClusterUnavailable ZooKeeper unreachable, no brokers, no controller
     │   └── KafkaLineMismatch       ClusterUnavailable kafkaVersion setting contradicts the registrations
-    ├── KRaftMigrationDetected      NotSupported       the cluster is (moving to) KRaft: we write nothing
+    ├── KRaftMigrationDetected      KRaftMigration     ZooKeeper is not authoritative in this migration phase: retry
     └── ZooKeeperError              ZooKeeperError     unexpected ZooKeeper failure
         ├── MalformedZnode          ZooKeeperError     a znode whose data Kafka would not have written
         ├── VersionConflict         ZooKeeperError     a conditional write lost a race; re-plan and retry
@@ -48,6 +48,7 @@ class Reason(enum.StrEnum):
     TOPIC_DELETED_IN_KAFKA = "TopicDeletedInKafka"
     REPLICATION_FACTOR_CHANGING = "ReplicationFactorChanging"
     PLAN_JOB_FAILED = "PlanJobFailed"
+    KRAFT_MIGRATION = "KRaftMigration"
     INTERNAL_ERROR = "InternalError"
 
 
@@ -130,8 +131,22 @@ class KafkaLineMismatch(ClusterUnavailable):
     Retried: a broker re-registers as it is upgraded, and the setting may be corrected."""
 
 
-class KRaftMigrationDetected(NotSupported):
-    pass
+class KRaftMigrationDetected(KzoError):
+    """The cluster is in a phase of its ZooKeeper → KRaft migration where the operator must not
+    write ZooKeeper (``domain.migration.phase``): the initial copy (writes wait for it), hybrid,
+    dual-write or KRaft (they need the Admin API backend), or no controller during a rollback.
+
+    Retryable: every one of these phases moves on (the copy ends, a rollback brings ZooKeeper
+    back, an operator with the Admin API backend takes over), and each retry reads the phase again;
+    a permanent failure would, for one, fail a PartitionReassignment that only had to wait."""
+
+    reason = Reason.KRAFT_MIGRATION
+    retryable = True
+
+    def __init__(self, message: str, *, phase: str) -> None:
+        super().__init__(message)
+        #: The ``domain.migration.phase.Phase`` value the refusal was decided in.
+        self.phase = phase
 
 
 class ZooKeeperError(KzoError):

@@ -5,11 +5,14 @@ Rules it enforces (``shared/reference/kafka-zookeeper.md`` §12-13):
   ``/config``); multi-znode changes are one ZooKeeper transaction (topic create = config +
   assignment; config change = config + ``/config/changes`` notification);
 - ``topic_id``, ``adding_replicas``, ``removing_replicas`` and unknown fields survive rewrites;
+  creates leave the id to the controller, except while a KRaft migration is pending (or rolled
+  back): then they carry one (Kafka's copy to KRaft aborts on a topic znode without it);
 - partition ``state`` znodes are only read; partition counts only grow;
 - ``/admin/reassign_partitions`` is only ever created (never set or deleted);
-- nothing is written while the cluster is migrating to KRaft, and every write transaction checks
-  the ``/controller_epoch`` version the KRaft guard read, so a controller change in between fails
-  the write instead of letting it land (:meth:`ZkStore.ensure_writable`);
+- nothing is written in a migration phase where ZooKeeper is not authoritative (the phase probe,
+  ``adapters.zk.migration_probe``), and every write transaction checks the ``/controller_epoch``
+  version the probe read, so a controller change in between fails the write instead of letting it
+  land (:meth:`ZkStore.ensure_writable`);
 - a topic's config znode is only written while its topic znode exists (never re-created for a
   topic Kafka just deleted), and missing parents (``/config/brokers`` on 0.10.1-1.0) are created.
 
@@ -22,6 +25,7 @@ one transaction (``adapters.zk.group_commit``): Kafka's controller then handles 
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +36,7 @@ from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import (
     group_commit,
     stat_probe,
+    topic_ids,
     znodes_admin,
     znodes_brokers,
     znodes_config,
@@ -329,8 +334,12 @@ class ZkStore(ConfigStore, AdminRequestStore):
                     "Kafka has removed it"
                 )
             version = znode_version if znode_version is not None else self.topic_znode_version()
+        topic_id = None
+        if self.topic_ids_required():  # a migration may copy it before the controller adds an id
+            topic_id = topic_ids.generate_topic_id(secrets.token_bytes)
+            version = max(version, znodes_topics.TOPIC_ZNODE_V3)
         assignment = model.TopicAssignment(
-            partitions={p: tuple(r) for p, r in partitions.items()}, version=version
+            partitions={p: tuple(r) for p, r in partitions.items()}, topic_id=topic_id, version=version
         )
         config_data = znodes_config.ConfigEntityZNode.encode(znodes_config.ConfigEntity(config=dict(config)))
         if config_version is None:

@@ -1,5 +1,5 @@
 """The base of the ZooKeeper store: one started kazoo session, the reads every part shares, the
-KRaft guard and transactions that every write goes through, and the cluster's Kafka line.
+migration-phase guard and transactions that every write goes through, and the cluster's Kafka line.
 
 ``ZkStore`` (``adapters.zk.store``) is what callers use; its parts - entity configs
 (``store_configs``), admin requests (``store_admin``) and topics (``store``) - build on this.
@@ -19,10 +19,18 @@ from kazoo.protocol.serialization import Transaction
 from kazoo.protocol.states import KazooState, ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
-from kafka_zk_operator.adapters.zk import stat_probe, watches, znodes_admin, znodes_brokers, znodes_cluster
+from kafka_zk_operator.adapters.zk import (
+    migration_probe,
+    stat_probe,
+    watches,
+    znodes_admin,
+    znodes_brokers,
+    znodes_cluster,
+)
 from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model
+from kafka_zk_operator.domain.migration import phase
 
 T = TypeVar("T")
 
@@ -102,6 +110,11 @@ class StoreBase:
                 znodes_admin.DELETE_TOPICS_PATH,
             ),
         )
+        #: The migration phase the last write guard decided (``domain.migration.phase``), a callback
+        #: for each change of it, and per thread the decision its write follows.
+        self.migration_phase: phase.PhaseDecision | None = None
+        self.on_phase: Callable[[phase.PhaseDecision], None] | None = None
+        self._phase = threading.local()
         #: Called when a transaction failed on the fence (another replica claimed it).
         self.on_fenced: Callable[[str], None] | None = None
         #: Per thread: the answers of reads sent ahead, taken by the reads they stand for.
@@ -285,14 +298,16 @@ class StoreBase:
     # ------------------------------------------------------------------ guards
 
     def ensure_writable(self) -> int | None:
-        """Refuse to write when the cluster is (moving to) KRaft, as Kafka's own writers do.
+        """Refuse to write where ZooKeeper is not authoritative: the migration-phase probe
+        (``adapters.zk.migration_probe``) decides, on every write, nothing cached.
 
-        Returns the ``/controller_epoch`` version read *before* the guard's other reads (None in a
-        chroot where no controller was ever elected). Every write transaction checks it
-        (:meth:`_transaction`): any controller change since - a KRaft controller taking over among
-        them, which rewrites the epoch - fails the write, and the caller re-reads. Kafka's 3.x
-        config writer checks ``/controller``'s version instead; the epoch also moves when an
+        Returns the ``/controller_epoch`` version read *before* the probe's other reads (None: no
+        controller was ever elected here). Every write transaction checks it (:meth:`_transaction`):
+        any controller change since (a KRaft claim among them) fails the write; the caller re-reads.
+        Unlike ``/controller``'s version (Kafka's 3.x config writer), the epoch also moves when an
         ephemeral ``/controller`` is re-created at version 0 and while no controller is registered.
+
+        :raises KRaftMigrationDetected: (retryable) the phase's writes do not go to ZooKeeper.
         """
         with self.reading_ahead(*self.guard_reads()):
             return self._ensure_writable()
@@ -300,26 +315,22 @@ class StoreBase:
     @staticmethod
     def guard_reads() -> tuple[ReadAhead, ...]:
         """The reads of :meth:`ensure_writable`, in its order (the epoch first), to send ahead."""
-        return (
-            ("get", znodes_cluster.CONTROLLER_EPOCH_PATH),
-            ("exists", znodes_cluster.MIGRATION_PATH),
-            ("get", znodes_cluster.CONTROLLER_PATH),
-        )
+        return tuple(("get", path) for path in migration_probe.PROBE_PATHS)
 
     def _ensure_writable(self) -> int | None:
-        epoch = self._get(znodes_cluster.CONTROLLER_EPOCH_PATH)
-        if self._exists(znodes_cluster.MIGRATION_PATH):
-            raise errors.KRaftMigrationDetected(
-                "the cluster is migrating to KRaft (/migration exists): ZooKeeper is no longer the "
-                "source of truth, so the operator writes nothing; manage topics through the Admin API"
-            )
-        controller = self.controller()
-        if controller is not None and controller.is_kraft_controller:
-            raise errors.KRaftMigrationDetected(
-                f"a KRaft controller (id {controller.broker_id}) owns /controller; "
-                "the operator writes nothing"
-            )
-        return None if epoch is None else epoch[1].version
+        probed = migration_probe.probe(self._get, self.broker_ids)
+        decision = probed.decision()
+        self._phase.decision = decision  # this thread's write follows it (topic ids)
+        with self._lock:
+            previous, self.migration_phase = self.migration_phase, decision
+        if migration_probe.report_change(previous, decision) and self.on_phase is not None:
+            self.on_phase(decision)
+        migration_probe.refuse_unless_writable(decision)
+        return probed.epoch_version
+
+    def topic_ids_required(self) -> bool:
+        """This thread's last guard decided a phase whose topic creates carry a ``topic_id``."""
+        return bool(getattr(self._phase, "decision", None) and self._phase.decision.topic_ids_required)
 
     def _transaction(self) -> tuple[Any, list[str]]:
         """A transaction that starts with the KRaft guard's ``/controller_epoch`` check and, with

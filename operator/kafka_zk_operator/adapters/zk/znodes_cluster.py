@@ -2,7 +2,8 @@
 and ``/feature``.
 
 Called by the ZooKeeper store adapter (through ``znodes``) to find the active controller, fence on the
-controller epoch, identify the cluster and detect a ZooKeeper → KRaft migration (write nothing then).
+controller epoch, identify the cluster and read the state of a ZooKeeper → KRaft migration (the
+facts of the migration-phase probe, ``adapters.zk.migration_probe``).
 Kafka writes all of these; the operator only reads them, so the encoders serve fakes and golden
 tests, and ``/feature`` is decode only. Pure: no ZooKeeper client.
 """
@@ -172,22 +173,52 @@ class ClusterIdZNode:
 # --------------------------------------------------------------------------- /migration
 
 
+#: What Kafka writes in every ``/migration`` field it has no value for yet
+#: (``ZkMigrationLeadershipState.EMPTY``): the znode a migration-enabled controller creates at start.
+MIGRATION_UNSET: Final = -1
+#: ``/migration``'s fields in the order Kafka 3.9's ``MigrationZNode.encode`` writes them (a Scala
+#: ``Map`` of five entries is a hash map, so not the order of the source; seen in the bytes that
+#: Kafka 3.9.2's own encoder returns).
+_MIGRATION_KEYS: Final = (
+    "version",
+    "kraft_metadata_offset",
+    "kraft_controller_id",
+    "kraft_metadata_epoch",
+    "kraft_controller_epoch",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class MigrationState:
-    """``/migration``: present once a KRaft controller drives a migration. Other fields kept in ``extra``."""
+    """``/migration`` (``ZkMigrationLeadershipState``): which KRaft controller drives the migration
+    and up to which KRaft metadata offset ZooKeeper holds its writes. Every field is -1 until known:
+    the first migration-enabled controller creates the znode that way at start (before any claim),
+    its controller id and epoch are written once it claims ``/controller``, and the offset once the
+    initial copy of the metadata to KRaft is done. Other fields are kept in ``extra``."""
 
-    kraft_controller_id: int
+    kraft_controller_id: int = MIGRATION_UNSET
+    kraft_controller_epoch: int = MIGRATION_UNSET
+    kraft_metadata_offset: int = MIGRATION_UNSET
+    kraft_metadata_epoch: int = MIGRATION_UNSET
     version: int = MIGRATION_ZNODE_VERSION
     extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def initial_copy_done(self) -> bool:
+        """Kafka's ``initialZkMigrationComplete``: ``kraft_metadata_offset > 0``."""
+        return self.kraft_metadata_offset > 0
+
 
 class MigrationZNode:
-    """``/migration`` ↔ ``MigrationState`` (``ZkData :: MigrationZNode``)::
+    """``/migration`` ↔ ``MigrationState`` (``ZkData :: MigrationZNode``), as Kafka 3.9 writes it::
 
-        {"version":0,"kraft_controller_id":3000,"kraft_controller_epoch":1,
-         "kraft_metadata_offset":42,"kraft_metadata_epoch":1}
+        {"version":0,"kraft_metadata_offset":-1,"kraft_controller_id":-1,
+         "kraft_metadata_epoch":-1,"kraft_controller_epoch":-1}                (created at start)
+        {"version":0,"kraft_metadata_offset":42,"kraft_controller_id":3000,
+         "kraft_metadata_epoch":1,"kraft_controller_epoch":1}                  (initial copy done)
 
-    Only ``version`` 0 exists; fields other than ``kraft_controller_id`` are kept, in order.
+    Only ``version`` 0 exists, and Kafka's decoder requires all four fields; each is -1 until known
+    (ids and epochs are Java ints, the offset a long). Unknown fields are kept, in order.
     """
 
     @staticmethod
@@ -198,23 +229,34 @@ class MigrationZNode:
     def encode(state: MigrationState) -> bytes:
         if state.version != MIGRATION_ZNODE_VERSION:
             raise ValueError(f"/migration version {state.version} is not one Kafka writes (0)")
-        common.check_no_collision(state.extra, ("version", "kraft_controller_id"), "/migration")
+        common.check_no_collision(state.extra, _MIGRATION_KEYS, "/migration")
         document: dict[str, object] = {
             "version": state.version,
+            "kraft_metadata_offset": state.kraft_metadata_offset,
             "kraft_controller_id": state.kraft_controller_id,
+            "kraft_metadata_epoch": state.kraft_metadata_epoch,
+            "kraft_controller_epoch": state.kraft_controller_epoch,
         }
         document.update(state.extra)
         return common.dump_json(document)
 
     @staticmethod
     def decode(data: bytes | None, path: str = MIGRATION_PATH) -> MigrationState:
-        """:raises MalformedZnode: a version other than 0, a missing or mistyped controller id."""
+        """:raises MalformedZnode: a version other than 0, a missing or mistyped field, or a value
+        below -1 (Kafka's "not known yet")."""
         obj = common.load_json_object(data, path)
         version = common.version_field(obj, path, (MIGRATION_ZNODE_VERSION,))
+
+        def int32(key: str) -> int:
+            return common.int32_field(obj, key, path, minimum=MIGRATION_UNSET)
+
         return MigrationState(
-            kraft_controller_id=common.int32_field(obj, "kraft_controller_id", path, minimum=0),
+            kraft_controller_id=int32("kraft_controller_id"),
+            kraft_controller_epoch=int32("kraft_controller_epoch"),
+            kraft_metadata_offset=common.int64_field(obj, "kraft_metadata_offset", path, minimum=MIGRATION_UNSET),
+            kraft_metadata_epoch=int32("kraft_metadata_epoch"),
             version=version,
-            extra=MappingProxyType(common.extra_fields(obj, ("version", "kraft_controller_id"))),
+            extra=MappingProxyType(common.extra_fields(obj, _MIGRATION_KEYS)),
         )
 
 

@@ -152,6 +152,17 @@ def as_int32(value: object, path: str, what: str, *, minimum: int = INT32_MIN) -
     return value
 
 
+def as_int64(value: object, path: str, what: str, *, minimum: int = -INT64_MAX - 1) -> int:
+    """A JSON integer that fits Kafka's ``Long`` and is at least ``minimum``."""
+    if not is_json_int(value):
+        raise errors.MalformedZnode(path, f"{what} is {describe(value)}, expected an integer")
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise errors.MalformedZnode(path, f"{what} is {value}, outside the 64-bit integer range")
+    if value < minimum:
+        raise errors.MalformedZnode(path, f"{what} is {value}, expected at least {minimum}")
+    return value
+
+
 def as_str(value: object, path: str, what: str) -> str:
     if not isinstance(value, str):
         raise errors.MalformedZnode(path, f"{what} is {describe(value)}, expected a string")
@@ -185,6 +196,10 @@ def int32_field(
     obj: Mapping[str, object], key: str, path: str, *, where: str = "", minimum: int = INT32_MIN
 ) -> int:
     return as_int32(field(obj, key, path, where), path, f"{where}'{key}'", minimum=minimum)
+
+
+def int64_field(obj: Mapping[str, object], key: str, path: str, *, minimum: int = -INT64_MAX - 1) -> int:
+    return as_int64(field(obj, key, path), path, f"'{key}'", minimum=minimum)
 
 
 def str_field(obj: Mapping[str, object], key: str, path: str, *, where: str = "") -> str:
