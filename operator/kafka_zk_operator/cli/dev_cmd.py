@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts, demo, images, kerberos, node, tools
+from kafka_zk_operator.devstack import artifacts, demo, images, kerberos, node, tools, topicmappr
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
@@ -217,6 +217,7 @@ def _prepare(args: argparse.Namespace) -> int:
         for version in versions:
             print(f"Kafka {version}: {artifacts.kafka_libs(version)}")
         print(f"toxiproxy: {artifacts.toxiproxy_binary()}")  # the fault suite's TCP fault injector
+        print(f"topicmappr: {topicmappr.topicmappr_binary()}")  # the peer planner of peers_bench.py
         if not args.no_kerberos:  # the KDC and binding of the SASL/GSSAPI tests
             print(f"kerberos: {kerberos.prepare()}")
         if not args.no_kubernetes:
