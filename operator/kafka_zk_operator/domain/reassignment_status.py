@@ -3,7 +3,7 @@
 The service decides *what happened* (a :class:`Verdict`: phase, reason, message, stuck
 partitions, warnings); :func:`verdict_fields` turns it into the merge-patch fields of the status.
 Conditions (``lastTransitionTime`` kept unless the condition flips; :func:`phase_conditions`;
-the table in docs/crd-reference.md is the user's view):
+the table in docs/conditions.md is the user's view):
 
 * ``Ready`` - ``True`` only in phase ``Completed``; otherwise ``False`` with the reason of the
   current step (``AwaitingApproval``, ``Queued``, ``Running``, ``InvalidSpec``, ...);
