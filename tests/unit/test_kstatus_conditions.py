@@ -19,6 +19,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain import topic_status as ts
 from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, verdict_fields
 from kafka_zk_operator.service import plan_offload
+from tests.unit.test_argocd_health import _error_classes
 from tests.unit.test_reassignment_service import MOVES, FakeApi, FakeZk, body, step
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -52,13 +53,6 @@ def topic_status(
     )
 
 
-def _all_error_classes(cls: type[errors.KzoError]) -> list[type[errors.KzoError]]:
-    found = [cls]
-    for sub in cls.__subclasses__():
-        found += _all_error_classes(sub)
-    return found
-
-
 def _instance(cls: type[errors.KzoError]) -> errors.KzoError:
     if cls is errors.MalformedZnode:
         return errors.MalformedZnode("/brokers/topics/orders", "not JSON")
@@ -84,7 +78,7 @@ def _by_name(classes: set[type[errors.KzoError]]) -> list[type[errors.KzoError]]
 def test_every_error_class_is_either_permanent_or_transient_here() -> None:
     """A new error class must be placed: a test below then pins its conditions."""
     known = PERMANENT | TRANSIENT
-    assert {c for c in _all_error_classes(errors.KzoError) if c.__module__ == errors.__name__} <= known
+    assert {c for c in _error_classes() if c.__module__ == errors.__name__} <= known
 
 
 @pytest.mark.parametrize("cls", _by_name(PERMANENT))
