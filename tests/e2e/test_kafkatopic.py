@@ -207,4 +207,6 @@ def test_invalid_specs_are_reported_and_write_nothing(
     topics.create(namespace, body)
     cond = topics.wait_reason(namespace, unique_topic, reason_or_message)
     assert cond["status"] == "False" and cond["message"]
+    stalled = topics.condition(namespace, unique_topic, "Stalled")  # kstatus: Failed (docs/conditions.md)
+    assert stalled is not None and stalled["status"] == "True" and stalled["message"] == cond["message"]
     assert unique_topic not in kafka.topic_names()

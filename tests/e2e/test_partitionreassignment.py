@@ -319,6 +319,8 @@ def test_invalid_input_is_refused_with_a_clear_condition_and_writes_nothing(
     cond = kprs.condition(namespace, case)
     assert cond is not None and cond["status"] == "False" and cond["reason"] == "InvalidSpec"
     assert expected in cond["message"], cond["message"]
+    stalled = kprs.condition(namespace, case, "Stalled")  # kstatus: Failed (docs/conditions.md)
+    assert stalled is not None and stalled["status"] == "True" and stalled["reason"] == "InvalidSpec"
     assert body["status"]["observedGeneration"] == body["metadata"]["generation"]
     time.sleep(2)  # a few poll periods: still nothing may happen
     assert probe.reassign_znode() is None
@@ -339,6 +341,7 @@ def test_a_refresh_annotation_replans_a_reassignment_that_failed_before_it_start
     kprs.patch(namespace, "later", {"metadata": {"annotations": {"kafka.zk-operator.io/refresh": "true"}}})
     wait_phase(kprs, namespace, "later", "Completed", timeout=120)
     assert probe.assignment(unique_topic) == {0: [3, 1]}
+    assert kprs.condition(namespace, "later", "Stalled") is None, "replanned and done: no longer stalled"
     annotations = (kprs.get(namespace, "later") or {})["metadata"].get("annotations") or {}
     assert "kafka.zk-operator.io/refresh" not in annotations
 

@@ -22,6 +22,7 @@ from lupa import lua51, lua54
 
 from kafka_zk_operator.domain import crd_identity, errors
 from kafka_zk_operator.domain import topic_status as ts
+from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, verdict_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGOCD_DIR = ROOT / "charts" / "kafka-zk-operator" / "argocd"
@@ -252,13 +253,32 @@ def test_every_reason_of_the_status_contract_has_a_deliberate_health(
         outcome: ts.Outcome = reason
         expected = "Healthy"
     else:
-        error_cls = type("Error", (errors.KzoError,), {"reason": reason})
+        retryable = reason.value in TRANSIENT
+        error_cls = type("Error", (errors.KzoError,), {"reason": reason, "retryable": retryable})
         outcome = error_cls(f"the {reason.value} case")
         expected = "Progressing" if reason.value in TRANSIENT else "Degraded"
     body = ts.build_topic_status(topic_name="orders", generation=3, now=NOW, outcome=outcome)
     status, message = health(TOPIC_SCRIPT, kafkatopic(body))
     assert status == expected
     assert message.startswith(f"{reason.value}: ")
+
+
+def test_every_error_class_is_degraded_when_stalled_and_progressing_when_retried(health: Health) -> None:
+    """The real classes: a malformed znode (reason ZooKeeperError, not retried) is Degraded."""
+    for cls in _error_classes():
+        error = errors.MalformedZnode("/x", "bad") if cls is errors.MalformedZnode else cls("it happened")
+        body = ts.build_topic_status(topic_name="orders", generation=3, now=NOW, outcome=error)
+        expected = "Progressing" if cls.retryable else "Degraded"
+        assert health(TOPIC_SCRIPT, kafkatopic(body))[0] == expected, cls.__name__
+
+
+def test_stalled_and_reconciling_decide_before_the_ready_reason(health: Health) -> None:
+    stalled = ready_status("False", "ZooKeeperError", "znode /x is malformed")
+    stalled["conditions"].append(condition("Stalled", "True", "ZooKeeperError", "znode /x is malformed"))
+    assert health(TOPIC_SCRIPT, kafkatopic(stalled)) == ("Degraded", "ZooKeeperError: znode /x is malformed")
+    retried = ready_status("False", "SomethingNew", "retrying")
+    retried["conditions"].append(condition("Reconciling", "True", "SomethingNew", "retrying"))
+    assert health(TOPIC_SCRIPT, kafkatopic(retried)) == ("Progressing", "SomethingNew: retrying")
 
 
 def test_paused_status_from_build_topic_status_is_suspended(health: Health) -> None:
@@ -340,6 +360,39 @@ def test_reassignment_without_approval_field_defaults_to_auto(health: Health) ->
     obj = reassignment("ProposalReady")
     del obj["spec"]["approval"]
     assert health(REASSIGNMENT_SCRIPT, obj)[0] == "Progressing"
+
+
+@pytest.mark.parametrize("approval", [None, "Auto", "Manual"])
+@pytest.mark.parametrize(
+    ("why", "expected"),
+    [("AwaitingApproval", "Suspended"), ("ProposalStale", "Suspended"), ("Pending", "Progressing")],
+)
+def test_a_proposal_is_judged_by_its_conditions_not_the_approval_field(
+    health: Health, approval: str | None, why: str, expected: str
+) -> None:
+    """The operator's own conditions decide, whatever default the approval field has."""
+    fields = verdict_fields(Verdict(Phase.PROPOSAL_READY, why, "m"), generation=1, now=NOW, previous={})
+    obj = reassignment("ProposalReady", conditions=fields["conditions"], proposal={"id": "p-1"})
+    if approval is None:
+        del obj["spec"]["approval"]
+    else:
+        obj["spec"]["approval"] = approval
+    assert health(REASSIGNMENT_SCRIPT, obj)[0] == expected
+
+
+@pytest.mark.parametrize("phase", list(Phase), ids=lambda p: p.value)
+def test_reassignment_health_agrees_with_the_kstatus_conditions(health: Health, phase: Phase) -> None:
+    """Progressing exactly with Reconciling=True; Stalled=True is Degraded (Failed) or Suspended
+    (Stopped); Ready=True is Healthy."""
+    why = "AwaitingApproval" if phase is Phase.PROPOSAL_READY else phase.value
+    fields = verdict_fields(Verdict(phase, why, "m"), generation=1, now=NOW, previous={})
+    true = {c["type"] for c in fields["conditions"] if c["status"] == "True"}
+    status, _ = health(REASSIGNMENT_SCRIPT, reassignment(phase.value, conditions=fields["conditions"]))
+    assert (status == "Progressing") == ("Reconciling" in true)
+    if "Stalled" in true:
+        assert status in {"Degraded", "Suspended"}
+    if "Ready" in true:
+        assert status == "Healthy"
 
 
 def test_running_reassignment_reports_progress(health: Health) -> None:

@@ -91,7 +91,8 @@ def test_verdict_fields_set_phase_generation_and_a_ready_condition() -> None:
         Verdict(Phase.RUNNING, Why.RUNNING, "Batch 1 of 2 in flight."), generation=3, now=NOW, previous={}
     )
     assert fields["phase"] == "Running" and fields["observedGeneration"] == 3
-    (ready,) = fields["conditions"]
+    ready, *others = fields["conditions"]
+    assert [c["type"] for c in others] == ["ProposalReady", "Running", "Reconciling"]
     assert ready == {
         "type": "Ready", "status": "False", "reason": "Running", "message": "Batch 1 of 2 in flight.",
         "observedGeneration": 3, "lastTransitionTime": "2025-03-01T08:30:00Z",

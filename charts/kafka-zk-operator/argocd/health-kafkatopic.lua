@@ -2,14 +2,20 @@
 -- Install: argocd-cm key resource.customizations.health.kafka.zk-operator.io_KafkaTopic
 -- (see docs/argocd.md). Tested with a real Lua runtime in tests/unit/test_argocd_health.py.
 --
+-- It follows the kstatus conditions the operator writes (docs/conditions.md):
+-- Stalled=True is Degraded, Reconciling=True is Progressing, as for Flux and kubectl wait.
+--
 --   Suspended    ReconciliationPaused=True (annotation kafka.zk-operator.io/paused: "true")
 --   Healthy      Ready=True and status.observedGeneration == metadata.generation;
 --                also Unmanaged=True (annotation kafka.zk-operator.io/managed: "false")
---   Degraded     Ready=False with a reason that needs a person: InvalidSpec, NotSupported,
---                ResourceConflict, TopicDeletedInKafka, InternalError, or any reason not known
---                to be transient (an unknown reason is never reported as "still working")
+--   Degraded     Stalled=True (a failure that needs a person: InvalidSpec, NotSupported,
+--                ResourceConflict, TopicDeletedInKafka, a malformed znode, InternalError); for a
+--                status without Stalled/Reconciling (written by an operator before them):
+--                Ready=False with a reason not known to be transient (an unknown reason is never
+--                reported as "still working")
 --   Progressing  no status yet, observedGeneration missing or behind metadata.generation,
---                no Ready condition, Ready=Unknown, Ready=False with a transient reason
+--                Reconciling=True (the operator retries by itself), no Ready condition,
+--                Ready=Unknown, Ready=False with a transient reason and no Stalled/Reconciling
 --                (ClusterUnavailable, ZooKeeperError, ReassignmentInProgress, TopicBeingDeleted,
 --                ReplicationFactorChanging, PlanJobFailed, KRaftMigration),
 --                or the resource is being deleted
@@ -95,6 +101,20 @@ if ready.observedGeneration ~= nil and generation ~= nil and ready.observedGener
   hs.status = "Progressing"
   hs.message = "Waiting for the operator to reconcile generation " .. tostring(generation)
     .. " (Ready describes generation " .. tostring(ready.observedGeneration) .. ")"
+  return hs
+end
+
+local stalled = find_condition(status, "Stalled")
+if stalled ~= nil and stalled.status == "True" then
+  hs.status = "Degraded"
+  hs.message = describe(stalled, "Topic is stalled: it needs a person")
+  return hs
+end
+
+local reconciling = find_condition(status, "Reconciling")
+if reconciling ~= nil and reconciling.status == "True" then
+  hs.status = "Progressing"
+  hs.message = describe(reconciling, "The operator is reconciling the topic")
   return hs
 end
 

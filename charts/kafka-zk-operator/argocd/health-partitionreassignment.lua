@@ -5,16 +5,33 @@
 --   Healthy      phase Completed
 --   Degraded     phase Failed, or a phase this check does not know
 --   Suspended    phase Stopped (stopped on request: nothing runs, nothing will run; delete the
---                resource or create a new one to continue), and phase ProposalReady with
---                spec.approval Manual (waits for a person to approve the proposal)
+--                resource or create a new one to continue), and phase ProposalReady waiting for
+--                a person (no Reconciling=True condition; for a status written before the
+--                ProposalReady condition existed: spec.approval Manual)
 --   Progressing  no status or phase yet, observedGeneration missing or behind metadata.generation,
---                phases Pending, Queued and Running, ProposalReady with approval Auto,
---                or the resource is being deleted (throttles are being removed)
+--                phases Pending, Queued and Running, ProposalReady with Reconciling=True (approved:
+--                it runs by itself), or the resource is being deleted (throttles are being removed)
+--
+-- The phases match the kstatus conditions (docs/conditions.md): Failed and
+-- Stopped carry Stalled=True (Flux and kubectl wait see an end), Completed Ready=True, and
+-- Reconciling=True is written exactly in the phases reported Progressing here.
 hs = {}
 local metadata = obj.metadata or {}
 local spec = obj.spec or {}
 local status = obj.status
 local generation = metadata.generation
+
+local function find_condition(kind)
+  if status == nil or type(status.conditions) ~= "table" then
+    return nil
+  end
+  for _, condition in ipairs(status.conditions) do
+    if condition.type == kind then
+      return condition
+    end
+  end
+  return nil
+end
 
 local function ready_message(fallback)
   if status ~= nil and status.message ~= nil and status.message ~= "" then
@@ -61,7 +78,12 @@ elseif phase == "Stopped" then
   hs.status = "Suspended"
   hs.message = ready_message("Reassignment stopped on request")
 elseif phase == "ProposalReady" then
-  if spec.approval == "Manual" then
+  local waits_for_person = spec.approval == "Manual"
+  if find_condition("ProposalReady") ~= nil then
+    local reconciling = find_condition("Reconciling")
+    waits_for_person = reconciling == nil or reconciling.status ~= "True"
+  end
+  if waits_for_person then
     local proposal = status.proposal or {}
     local what = "The proposal"
     if proposal.id ~= nil then

@@ -2,10 +2,18 @@
 
 The service decides *what happened* (a :class:`Verdict`: phase, reason, message, stuck
 partitions, warnings); :func:`verdict_fields` turns it into the merge-patch fields of the status.
-Conditions (``lastTransitionTime`` kept unless the condition flips):
+Conditions (``lastTransitionTime`` kept unless the condition flips; :func:`phase_conditions`;
+the table in docs/conditions.md is the user's view):
 
 * ``Ready`` - ``True`` only in phase ``Completed``; otherwise ``False`` with the reason of the
   current step (``AwaitingApproval``, ``Queued``, ``Running``, ``InvalidSpec``, ...);
+* ``ProposalReady`` - ``True`` once a proposal is computed and from then on while it is the one
+  that runs (phases ``ProposalReady``, ``Queued``, ``Running``, ``Completed``);
+* ``Running`` - ``True`` in phase ``Running`` (a batch is submitted or about to be);
+* ``Stalled`` (kstatus) - ``True`` in phases ``Failed`` and ``Stopped``: the end, a person must act;
+* ``Reconciling`` (kstatus) - ``True`` while the operator works towards the end by itself
+  (``Pending``, ``Queued``, ``Running``, an approved ``ProposalReady``); not while a proposal
+  waits for approval, so that a Flux health check passes on a resource that waits for a person;
 * ``Stuck`` - ``True`` while partitions of the batch in flight make no progress (dead target
   broker, nothing joining the ISR); present once it has been ``True``;
 * ``Warning`` - planning warnings (rack spread under ``rackPolicy: Warn``), when there are any.
@@ -28,8 +36,14 @@ from kafka_zk_operator.domain.reassignment_progress import Stuck
 from kafka_zk_operator.domain.timestamps import format_timestamp
 
 READY = "Ready"
+PROPOSAL_READY = "ProposalReady"
+RUNNING = "Running"
+#: kstatus' abnormal-true conditions: present only while ``True``.
+STALLED = "Stalled"
+RECONCILING = "Reconciling"
 STUCK = "Stuck"
 WARNING = "Warning"
+_OWN = frozenset({READY, PROPOSAL_READY, RUNNING, STALLED, RECONCILING, STUCK, WARNING})
 MAX_MESSAGE_LENGTH = 4096
 MAX_STUCK = 1000
 STATUS_PLAN_LIMIT = 500
@@ -46,6 +60,8 @@ class Phase(enum.StrEnum):
 
 
 TERMINAL = frozenset({Phase.COMPLETED, Phase.FAILED, Phase.STOPPED})
+#: Phases in which a computed proposal is the one that runs (or ran).
+_WITH_PROPOSAL = frozenset({Phase.PROPOSAL_READY, Phase.QUEUED, Phase.RUNNING, Phase.COMPLETED})
 
 
 class Why(enum.StrEnum):
@@ -68,6 +84,10 @@ class Why(enum.StrEnum):
     NOT_SUPPORTED = "NotSupported"
     CLUSTER_UNAVAILABLE = "ClusterUnavailable"
     ZOOKEEPER_ERROR = "ZooKeeperError"
+
+
+#: Reasons of phase ``ProposalReady`` that wait for a person (approval, or a refresh of a stale one).
+AWAITING_PERSON = frozenset({Why.AWAITING_APPROVAL, Why.PROPOSAL_STALE})
 
 
 @dataclass(frozen=True)
@@ -97,14 +117,41 @@ def _condition(kind: str, status: bool, reason: str, message: str, generation: i
     }
 
 
+def phase_conditions(verdict: Verdict, generation: int) -> list[dict[str, Any]]:
+    """``Ready``, ``ProposalReady``, ``Running`` (always written, ``True`` or ``False``) and
+    ``Stalled`` or ``Reconciling`` (written only while ``True``) for the verdict's phase; each
+    carries the verdict's reason. Pure."""
+    phase, why, message = verdict.phase, str(verdict.why), verdict.message
+    with_proposal = phase in _WITH_PROPOSAL
+    proposal_text = message
+    if with_proposal and phase is not Phase.PROPOSAL_READY:
+        proposal_text = f"The proposal was computed and approved (phase {phase.value})."
+    conditions = [
+        _condition(READY, phase is Phase.COMPLETED, why, message, generation),
+        _condition(PROPOSAL_READY, with_proposal, why, proposal_text, generation),
+        _condition(RUNNING, phase is Phase.RUNNING, why, message, generation),
+    ]
+    if phase in (Phase.FAILED, Phase.STOPPED):
+        conditions.append(_condition(STALLED, True, why, message, generation))
+    elif phase is not Phase.COMPLETED and not (phase is Phase.PROPOSAL_READY and why in AWAITING_PERSON):
+        conditions.append(_condition(RECONCILING, True, why, message, generation))
+    return conditions
+
+
+def has_phase_conditions(conditions: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a stored status carries the conditions :func:`phase_conditions` writes (one that an
+    operator before them wrote has ``Ready`` alone)."""
+    kinds = {c.get("type") for c in conditions}
+    return {PROPOSAL_READY, RUNNING} <= kinds
+
+
 def verdict_fields(
     verdict: Verdict, *, generation: int, now: datetime, previous: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``phase``, ``observedGeneration``, ``message``, ``conditions`` and ``stuck`` of the status."""
     stamp = timestamp(now)
     old = {c.get("type"): c for c in previous.get("conditions") or [] if isinstance(c, Mapping)}
-    why = str(verdict.why)
-    new = [_condition(READY, verdict.phase is Phase.COMPLETED, why, verdict.message, generation)]
+    new = phase_conditions(verdict, generation)
     if verdict.stuck:
         text = "; ".join(f"{s.topic}-{s.partition}: {s.reason}" for s in verdict.stuck[:10])
         more = len(verdict.stuck) - 10
@@ -136,8 +183,7 @@ def verdict_fields(
             (before or {}).get("lastTransitionTime", stamp) if unchanged else stamp
         )
         merged.append(condition)
-    own = {READY, STUCK, WARNING}
-    merged += [dict(c) for kind, c in old.items() if kind not in own]
+    merged += [dict(c) for kind, c in old.items() if kind not in _OWN]
     return {
         "phase": verdict.phase.value,
         "observedGeneration": generation,

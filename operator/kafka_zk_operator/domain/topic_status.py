@@ -3,7 +3,10 @@
 :func:`build_topic_status` is called once at the end of every KafkaTopic reconcile (and by the
 resync timer); the handler writes the result into ``patch.status``. It sets ``Ready`` from the
 outcome (a success reason or a :class:`~kafka_zk_operator.domain.errors.KzoError`), or the
-``ReconciliationPaused`` / ``Unmanaged`` variants; a ``Warning`` condition from planning warnings;
+``ReconciliationPaused`` / ``Unmanaged`` variants; the kstatus conditions next to it (``Stalled``
+for an error that a retry cannot fix, ``Reconciling`` for one the operator retries by itself, both
+written only while ``True``: see :func:`kstatus_conditions`); a ``Warning`` condition from planning
+warnings;
 live partition health (leader, ISR, under-replicated, offline, under min ISR) from the observed
 topic (:class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`: its state znodes and its own
 ``min.insync.replicas``) and the live broker ids; and ``drift``. ``lastTransitionTime`` of a
@@ -38,6 +41,9 @@ MAX_DRIFT = 100
 MAX_MESSAGE_LENGTH = 4096
 
 READY = "Ready"
+#: kstatus' abnormal-true conditions: present only while ``True`` (absent reads as ``False``).
+STALLED = "Stalled"
+RECONCILING = "Reconciling"
 RECONCILIATION_PAUSED = "ReconciliationPaused"
 UNMANAGED = "Unmanaged"
 WARNING = "Warning"
@@ -45,7 +51,7 @@ WARNING = "Warning"
 SUCCESS_REASONS = frozenset(
     {errors.Reason.CREATED, errors.Reason.UPDATED, errors.Reason.ADOPTED, errors.Reason.IN_SYNC}
 )
-_OWN_CONDITIONS = (READY, RECONCILIATION_PAUSED, UNMANAGED, WARNING)
+_OWN_CONDITIONS = (READY, STALLED, RECONCILING, RECONCILIATION_PAUSED, UNMANAGED, WARNING)
 #: The live partition-health fields: written by reconciles and by watch-driven refreshes.
 PARTITION_FIELDS = (
     "topicId", "partitions", "replicationFactor", "partitionStates", "partitionStatesTruncated",
@@ -155,13 +161,14 @@ def _own_conditions(
             f"'{topic_name}' until the annotation is removed."
         )
         paused = _condition(RECONCILIATION_PAUSED, True, "PausedByAnnotation", generation, text)
-        # Ready and Warning say what the last managed reconcile found: kept as they are.
-        ready = [dict(old[READY])] if READY in old else []
-        warning = [dict(old[WARNING])] if WARNING in old else []
-        return [*ready, paused, *warning]
+        # Ready, Stalled and Warning say what the last managed reconcile found: kept as they are.
+        # Reconciling goes: nothing is in progress while paused.
+        kept = {kind: [dict(old[kind])] if kind in old else [] for kind in (READY, STALLED, WARNING)}
+        return [*kept[READY], *kept[STALLED], paused, *kept[WARNING]]
     if outcome is None:
         raise ValueError("a managed reconcile needs an outcome")
     conditions = [_ready_condition(topic_name, generation, outcome, message)]
+    conditions += kstatus_conditions(outcome, generation)
     if warnings:
         conditions.append(_condition(WARNING, True, "PlanningWarnings", generation, " ".join(warnings)))
     return conditions
@@ -181,6 +188,24 @@ def _ready_condition(
         errors.Reason.IN_SYNC: f"Topic '{topic_name}' matches the spec.",
     }[outcome]
     return _condition(READY, True, outcome.value, generation, message or default)
+
+
+def kstatus_conditions(outcome: Outcome, generation: int) -> list[dict[str, Any]]:
+    """``Stalled`` or ``Reconciling`` (kstatus' abnormal-true conditions) for a managed outcome.
+
+    An error the operator retries by itself (``retryable``: ``ClusterUnavailable``,
+    ``ZooKeeperError``, ``ReassignmentInProgress``, ``TopicBeingDeleted``,
+    ``ReplicationFactorChanging``, ``PlanJobFailed``) is work in progress: ``Reconciling=True``. Any
+    other error needs a person (``InvalidSpec``, ``NotSupported``, ``ResourceConflict``,
+    ``TopicDeletedInKafka``, a malformed znode, ``InternalError``): ``Stalled=True``, so that Flux and
+    ``kubectl wait --for=condition=Stalled`` stop waiting. A success writes neither: a condition that
+    is not ``True`` is left out rather than kept ``False``, so that a topic that is Ready carries
+    only ``Ready`` (and an upgrade rewrites no Ready topic's status).
+    """
+    if not isinstance(outcome, errors.KzoError):
+        return []
+    kind = RECONCILING if outcome.retryable else STALLED
+    return [_condition(kind, True, outcome.reason.value, generation, str(outcome))]
 
 
 def _condition(kind: str, status: bool, reason: str, generation: int, message: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, refresh_requested
-from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why
+from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why, has_phase_conditions
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
 from kafka_zk_operator.service.reassignment.state import (
@@ -33,6 +33,8 @@ def reconcile_run(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of
         regenerate = run.status.observed_generation != run.resource.generation
         if phase is Phase.FAILED and not started and (regenerate or refresh_requested(run.resource)):
             propose.before_start(run, queue, cluster, cluster_of)
+        elif regenerate or not has_phase_conditions(run.status.conditions):
+            restate(run, phase)
         return
     if started:
         try:
@@ -43,6 +45,16 @@ def reconcile_run(run: Run, queue: Sequence[QueueRank], cluster: str, cluster_of
             )
     else:
         propose.before_start(run, queue, cluster, cluster_of)
+
+
+def restate(run: Run, phase: Phase) -> None:
+    """The verdict of a reassignment that has ended, stated again: its status then describes the
+    current generation (a spec changed after the end changes nothing, and says so to kstatus
+    through ``observedGeneration``) and carries every condition of its phase (one that ended
+    under an operator before ``Stalled``/``ProposalReady``/``Running`` gets them once)."""
+    ready = next((c for c in run.status.conditions if c.get("type") == "Ready"), {})
+    why = str(ready.get("reason") or phase.value)
+    run.decide(phase, why, run.status.message or str(ready.get("message") or phase.value))
 
 
 def reconcile(
