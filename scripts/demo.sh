@@ -12,7 +12,7 @@ fi
 cat <<'TXT'
 Try next:
   eval "$(.venv/bin/kzo dev env)"                    # KUBECONFIG, KZO_ZOOKEEPER, KZO_BOOTSTRAP
-  .venv/bin/kzo dev kubectl get kafkatopics -A       # printer columns: Topic, Partitions, RF, Ready, Under-replicated
+  .venv/bin/kzo dev kubectl get kzt -A              # printer columns: Topic, Partitions, RF, Ready, Under-replicated
   .venv/bin/kzo dev logs operator
   make demo-down
 TXT

@@ -81,7 +81,8 @@ def render() -> str:
                 f"## {names['kind']} (`{crd['spec']['group']}/{version['name']}`)",
                 "",
                 f"Plural `{names['plural']}`, short names {', '.join(f'`{s}`' for s in names.get('shortNames', []))}, "
-                f"scope {crd['spec']['scope']}.",
+                f"categories {', '.join(f'`{c}`' for c in names.get('categories', []))}, "
+                f"scope {crd['spec']['scope']}; fully qualified `{crd['metadata']['name']}`.",
                 "",
                 _one_line(schema.get("description")),
                 "",

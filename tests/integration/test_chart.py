@@ -47,6 +47,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
     "defaults": {},
     "namespaced": {"rbac": {"scope": "namespaced"}, "watchNamespaces": ["team-a", "team-b"]},
     "existing-secret": {"clusters": {"existingSecret": "my-kafka-clusters"}},
+    "tenant-rbac": {"rbac": {"aggregateToDefaultRoles": True}},
     "service-monitor": {"metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}}},
     "sasl-peering": {
         "peering": {"enabled": True},

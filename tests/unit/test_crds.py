@@ -183,7 +183,7 @@ def test_kafkatopic_names(topic_crd: dict[str, Any]) -> None:
     assert names["kind"] == "KafkaTopic"
     assert names["plural"] == "kafkatopics"
     assert names["singular"] == "kafkatopic"
-    assert names["shortNames"] == ["kt"]
+    assert names["shortNames"] == ["kzt"]
 
 
 def test_kafkatopic_spec_fields(topic_crd: dict[str, Any]) -> None:

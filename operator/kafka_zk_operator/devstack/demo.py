@@ -150,7 +150,7 @@ def wait_topics(api: client.ApiClient, applied: list[tuple[str, str, str]], time
 
 
 def topic_table(api: client.ApiClient) -> str:
-    """The same columns as ``kubectl get kafkatopics -A`` (the CRD's printer columns)."""
+    """The same columns as ``kubectl get kzt -A`` (the CRD's printer columns)."""
     custom = client.CustomObjectsApi(api)
     listing = cast(dict[str, Any], custom.list_cluster_custom_object(GROUP, VERSION, KAFKA_TOPIC.plural))
     items: list[dict[str, Any]] = listing["items"]
