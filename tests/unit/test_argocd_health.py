@@ -235,6 +235,15 @@ def _error_classes() -> Iterator[type[errors.KzoError]]:
         pending.extend(cls.__subclasses__())
 
 
+def _instance(cls: type[errors.KzoError]) -> errors.KzoError:
+    """An instance of each error class, with the arguments the classes that need more than a message take."""
+    if cls is errors.MalformedZnode:
+        return errors.MalformedZnode("/x", "bad")
+    if cls is errors.KRaftMigrationDetected:
+        return errors.KRaftMigrationDetected("it happened", phase="DualWrite")
+    return cls("it happened")
+
+
 def test_every_retryable_error_reason_is_transient_in_the_health_check() -> None:
     """A new retryable reason in the domain must be taught to the Lua check (else: Degraded)."""
     retryable = {cls.reason.value for cls in _error_classes() if cls.retryable}
@@ -266,7 +275,7 @@ def test_every_reason_of_the_status_contract_has_a_deliberate_health(
 def test_every_error_class_is_degraded_when_stalled_and_progressing_when_retried(health: Health) -> None:
     """The real classes: a malformed znode (reason ZooKeeperError, not retried) is Degraded."""
     for cls in _error_classes():
-        error = errors.MalformedZnode("/x", "bad") if cls is errors.MalformedZnode else cls("it happened")
+        error = _instance(cls)
         body = ts.build_topic_status(topic_name="orders", generation=3, now=NOW, outcome=error)
         expected = "Progressing" if cls.retryable else "Degraded"
         assert health(TOPIC_SCRIPT, kafkatopic(body))[0] == expected, cls.__name__

@@ -19,7 +19,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain import topic_status as ts
 from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, verdict_fields
 from kafka_zk_operator.service import plan_offload
-from tests.unit.test_argocd_health import _error_classes
+from tests.unit.test_argocd_health import _error_classes, _instance
 from tests.unit.test_reassignment_service import MOVES, FakeApi, FakeZk, body, step
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -53,21 +53,15 @@ def topic_status(
     )
 
 
-def _instance(cls: type[errors.KzoError]) -> errors.KzoError:
-    if cls is errors.MalformedZnode:
-        return errors.MalformedZnode("/brokers/topics/orders", "not JSON")
-    return cls(f"{cls.__name__} happened.")
-
-
 PERMANENT: set[type[errors.KzoError]] = {
     errors.InvalidSpec, errors.InvalidTopicName, errors.InvalidReplicationFactor, errors.InvalidPartitions,
-    errors.InvalidConfig, errors.NotSupported, errors.RequestTooLarge, errors.KRaftMigrationDetected,
+    errors.InvalidConfig, errors.NotSupported, errors.RequestTooLarge,
     errors.ResourceConflict, errors.TopicDeletedInKafka, errors.MalformedZnode, errors.KzoError,
 }  # fmt: skip
 TRANSIENT: set[type[errors.KzoError]] = {
     errors.ClusterUnavailable, errors.KafkaLineMismatch, errors.ZooKeeperError, errors.VersionConflict,
     errors.LeadershipLost, errors.ReassignmentInProgress, errors.TopicBeingDeleted,
-    errors.ReplicationFactorChanging, plan_offload.OffloadFailed,
+    errors.ReplicationFactorChanging, errors.KRaftMigrationDetected, plan_offload.OffloadFailed,
 }  # fmt: skip
 
 
