@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import pytest
@@ -59,12 +60,63 @@ def _legacy_kafka_versions() -> tuple[str, ...]:
 LEGACY_KAFKA_VERSIONS = _legacy_kafka_versions()
 
 
+#: Test files that start clusters of other Kafka lines (``kafka_cluster_factory``, kept for the
+#: whole session): one worker runs them all, so that a line's cluster starts once per run.
+_KAFKA_LINE_FILES = frozenset(
+    {
+        "tests/integration/test_znodes_from_real_brokers.py",
+        "tests/integration/test_store_notifications_without_brokers.py",
+        "tests/integration/test_plan_applied_by_kafka.py",
+        "tests/integration/test_store_topics.py",
+        "tests/integration/test_store_write_guards.py",
+        "tests/integration/test_kafka_line_matrix.py",
+        "tests/e2e/test_multi_cluster.py",
+        "tests/e2e/test_kafkatopic_kafka_lines.py",
+    }
+)
+#: The order work is handed to ``make test``'s workers (pytest-xdist, ``--dist loadgroup``): the
+#: longest groups first, so that no worker is left with a long one at the end.
+_GROUP_ORDER = ("node", "kafka-lines", "faults", "e2e", "integration", "unit")
+
+
+_TIERS = ("unit", "integration", "e2e", "faults", "node")
+
+
+def _tier(path: str) -> str:
+    """A test file's tier: its folder under tests/."""
+    return next((t for t in _TIERS if f"tests/{t}/" in path), "unit")
+
+
+def _group(path: str) -> str:
+    """The work unit a test file belongs to when ``make test`` runs with workers: the real node's
+    tests share one (one node per run), the Kafka lines' files another (a line's cluster starts
+    once per run); any other file is one of its own (its module fixtures start once)."""
+    if _tier(path) == "node":
+        return "node"
+    return "kafka-lines" if path in _KAFKA_LINE_FILES else path
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tier markers, and the order the groups are handed out to workers in (stable in a rank)."""
+    rank: dict[int, int] = {}
     for item in items:
-        parts = Path(str(item.fspath)).parts
-        for tier in ("unit", "integration", "e2e", "faults", "node"):
-            if tier in parts:
-                item.add_marker(getattr(pytest.mark, tier))
+        path = item.nodeid.split("::", 1)[0]
+        item.add_marker(getattr(pytest.mark, _tier(path)))
+        group = _group(path)
+        rank[id(item)] = _GROUP_ORDER.index(group if group in _GROUP_ORDER else _tier(path))
+    items.sort(key=lambda item: rank[id(item)])
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's scope scheduling with ``_group`` as the scope: a group runs on one worker,
+    in collection order (run-tests.sh passes ``--no-loadscope-reorder``)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid.split("::", 1)[0])
+
+    return GroupScheduling(config, log)
 
 
 #: The ``[figures]`` a passing test printed (its captured stdout), shown again after the run so
