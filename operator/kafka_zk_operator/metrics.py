@@ -77,9 +77,21 @@ PRIVATE_HOOKS = Gauge(
     " without the shape it relies on (the operator then works without it, slower)",
     ["hook"],
 )
+MIGRATION_PHASE = Gauge(
+    "kzo_kraft_migration_phase",
+    "1 for the phase of the ZooKeeper -> KRaft migration the operator last read for the cluster"
+    " (ZooKeeper: no migration), 0 for the other phases",
+    ["cluster", "phase"],
+)
 _hooks_off: set[str] = set()
 _hooks_lock = threading.Lock()
 log = logging.getLogger(__name__)
+
+
+def migration_phase(cluster: str, current: str, phases: Sequence[str]) -> None:
+    """Record the cluster's migration phase: 1 for ``current``, 0 for every other of ``phases``."""
+    for name in phases:
+        MIGRATION_PHASE.labels(cluster, name).set(1 if name == current else 0)
 
 
 def private_hook(hook: str, active: bool, why: str = "") -> None:

@@ -68,3 +68,21 @@ def test_a_phase_change_is_reported_once() -> None:
     assert migration_probe.report_change(None, zk.decision())
     assert not migration_probe.report_change(zk.decision(), zk.decision())
     assert migration_probe.report_change(zk.decision(), pending.decision())
+
+
+def test_the_phase_metric_has_one_phase_at_1_per_cluster() -> None:
+    from prometheus_client import REGISTRY
+
+    from kafka_zk_operator import metrics
+
+    phases = [p.value for p in Phase]
+    metrics.migration_phase("east", Phase.ZOOKEEPER.value, phases)
+    metrics.migration_phase("east", Phase.DUAL_WRITE.value, phases)
+    metrics.migration_phase("west", Phase.ZOOKEEPER.value, phases)
+
+    def value(cluster: str, name: str) -> float | None:
+        return REGISTRY.get_sample_value("kzo_kraft_migration_phase", {"cluster": cluster, "phase": name})
+
+    assert [p for p in phases if value("east", p) == 1] == [Phase.DUAL_WRITE.value]
+    assert all(value("east", p) == 0 for p in phases if p != Phase.DUAL_WRITE.value)
+    assert [p for p in phases if value("west", p) == 1] == [Phase.ZOOKEEPER.value]

@@ -27,6 +27,7 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.config import ClusterSettings, OperatorSettings
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.migration import phase
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
 from kafka_zk_operator.runtime.leadership import LeaderElector
 
@@ -87,6 +88,7 @@ class ClusterRuntime:
                     create_batch_seconds=self._create_batch_seconds,
                 )
                 self._store.on_write = lambda: metrics.ZK_WRITES.labels(self.name).inc()
+                self._store.on_phase = self._on_phase
                 if self._leadership is not None:
                     self._store.leadership_guard = self._leadership.check
                     self._store.on_fenced = self._leadership.lose
@@ -120,6 +122,10 @@ class ClusterRuntime:
                 "brokers' zookeeper.connect), or wait for the first broker to start"
             )
         self._kafka_seen = True
+
+    def _on_phase(self, decision: phase.PhaseDecision) -> None:
+        """A migration phase read for the first time or changed (the store logged it)."""
+        metrics.migration_phase(self.name, decision.phase.value, [p.value for p in phase.Phase])
 
     def _on_connection_change(self, connected: bool) -> None:
         metrics.ZK_CONNECTED.labels(self.name).set(1 if connected else 0)
