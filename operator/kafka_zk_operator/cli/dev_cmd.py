@@ -158,6 +158,10 @@ def _state_dir(args: argparse.Namespace) -> Path:
 
 
 def _up(args: argparse.Namespace) -> int:
+    try:
+        artifacts.require_assets()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
     if args.brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {args.brokers}")
     if args.base_port < 0 or args.base_port > 65000:
@@ -206,6 +210,10 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> int:
+    try:
+        artifacts.require_assets()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
     versions = [v.strip() for v in args.kafka_versions.split(",") if v.strip()]
     unknown = [v for v in versions if v not in artifacts.SUPPORTED_KAFKA_VERSIONS]
     if unknown:

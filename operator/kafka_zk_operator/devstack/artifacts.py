@@ -60,6 +60,17 @@ SUPPORTED_KAFKA_VERSIONS = (
 TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.4.1", "2.3.1", "2.0.1", "1.1.1", "1.0.2", "0.10.0.1")
 
 
+def require_assets() -> None:
+    """:raises StackError: the recipes in ``assets/`` are not here. They are not package data (the
+    runtime wheel and the operator image carry none of them): the local stack runs from a source
+    checkout, which ``make bootstrap`` installs in editable mode."""
+    if not (ASSETS / "fetch-kafka.sh").is_file():
+        raise StackError(
+            f"the local stack's build recipes are not installed ({ASSETS} is missing): 'kzo dev' runs "
+            "from a source checkout of kafka-zk-operator; clone it and run 'make bootstrap' there"
+        )
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("KZO_CACHE_DIR", Path.home() / ".cache" / "kafka-zk-operator"))
 
