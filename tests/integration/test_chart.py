@@ -1087,7 +1087,9 @@ def test_digests_pin_both_images_as_the_released_chart_does(helm: Path, values_f
         f"reg.example/kzo@{operator}"
     )
     (settings_cm,) = by_kind(spark_docs(docs), "ConfigMap")
-    assert settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == f"reg.example/kzo-spark@{spark}"
+    assert (
+        settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == f"reg.example/kzo-spark@{spark}"
+    )
     values["spark"]["image"] = "mine.example/spark:1"
     (settings_cm,) = by_kind(spark_docs(render(helm, values_file(values))), "ConfigMap")
     assert settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == "mine.example/spark:1"
