@@ -100,7 +100,7 @@ def test_the_wheel_carries_the_license_and_no_devstack_assets(dist: Path) -> Non
     assert [n for n in names if "devstack/assets" in n] == []
 
 
-def test_the_operator_image_has_the_license_and_no_devstack_assets(dist: Path) -> None:
+def test_the_operator_image_has_the_licenses_and_no_devstack_assets(dist: Path) -> None:
     """Every file of every layer of the archived operator image, read with tarfile."""
     archive = dist / f"kafka-zk-operator-{__version__}.oci.tar"
     files: list[str] = []
@@ -115,6 +115,8 @@ def test_the_operator_image_has_the_license_and_no_devstack_assets(dist: Path) -
                 files += [member.name for member in inner]
     assert any(name.endswith("kafka_zk_operator/cli/main.py") for name in files)
     assert "usr/share/doc/kafka-zk-operator/LICENSE" in files
+    # The Debian packages' licenses stay in the image (the bases drop the rest of /usr/share/doc).
+    assert {"usr/share/doc/libc6/copyright", "usr/share/doc/python3.11/copyright"} <= set(files)
     assert [name for name in files if "devstack/assets" in name] == []
 
 
