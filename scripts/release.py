@@ -120,11 +120,6 @@ def sha256_file(path: Path) -> str:
 
 def build_python(out: Path, version: str) -> tuple[Path, Path]:
     """``python -m build``: the sdist, then the wheel built from that sdist."""
-    if importlib.util.find_spec("build") is None:
-        raise ReleaseError(
-            "the 'build' package is missing from this Python: run 'make bootstrap' "
-            "(requirements/dev.txt pins it) or 'pip install build'"
-        )
     _progress("building the sdist and the wheel (python -m build)...")
     _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], "python -m build")
     wheel = out / f"kafka_zk_operator-{version}-py3-none-any.whl"
@@ -342,6 +337,11 @@ def write_checksums(out: Path) -> Path:
 def release(out: Path, *, dry_run: bool, repository: str) -> dict[str, Any]:
     started = time.monotonic()
     version = resolve_version(dry_run)
+    if importlib.util.find_spec("build") is None:
+        raise ReleaseError(
+            "the 'build' package is missing from this Python: run 'make bootstrap' "
+            "(requirements/dev.txt pins it) or 'pip install build'"
+        )
     if out.exists():
         if not out.is_dir():
             raise ReleaseError(f"{out} exists and is not a folder")
