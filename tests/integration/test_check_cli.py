@@ -75,7 +75,9 @@ def test_the_api_check_finds_the_crds_with_the_kubeconfig(
 ) -> None:
     kubectl = [str(tools.kubectl_binary()), f"--kubeconfig={kafka_cluster.kubeconfig}"]
     subprocess.run(
-        [*kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(REPO / "crds")], check=True, capture_output=True
+        [*kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(REPO / "crds")],
+        check=True,
+        capture_output=True,
     )
     done = kzo_check(
         tmp_path,
