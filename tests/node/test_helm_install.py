@@ -125,8 +125,8 @@ def test_helm_test_checks_zookeeper_kafka_and_the_api_from_a_pod(
 
 
 def assert_checks_passed(output: str) -> None:
-    """``helm test --logs`` output: the test pod succeeded and each of its checks passed."""
-    assert "Phase:          Succeeded" in output, output
+    """``helm test --logs`` output (helm exits non-zero when the pod fails): each check passed."""
+    assert "Succeeded" in output, output
     for check in ("zookeeper main:", "kafka main:", "kubernetes api: CRDs installed"):
         assert f"ok    {check}" in output, output
 
