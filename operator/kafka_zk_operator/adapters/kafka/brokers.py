@@ -23,7 +23,10 @@ def broker_ids(bootstrap: str, *, client_id: str, timeout_s: float = 15.0) -> li
     with quiet("kafka"):
         try:
             admin = kafka_admin.KafkaAdminClient(
-                bootstrap_servers=bootstrap, client_id=client_id, request_timeout_ms=int(timeout_s * 1000)
+                bootstrap_servers=bootstrap,
+                client_id=client_id,
+                request_timeout_ms=int(timeout_s * 1000),
+                bootstrap_timeout_ms=int(timeout_s * 1000),  # kafka-python's own default: 30 s
             )
         except (kafka_errors.KafkaError, OSError, ValueError) as exc:
             raise SizesUnavailable(f"cannot reach Kafka at {bootstrap}: {exc}") from None
