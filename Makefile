@@ -1,5 +1,5 @@
 # kafka-zk-operator developer commands. Every target installs what it needs (cached).
-.PHONY: help bootstrap prepare demo demo-down test test-latest lint unit lock sync-crds chart-readme
+.PHONY: help bootstrap prepare demo demo-down test test-latest lint unit lock sync-crds chart-readme release
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -39,3 +39,6 @@ sync-crds:  ## copy crds/*.yaml into the Helm chart (tests/unit/test_chart_crds_
 
 chart-readme: bootstrap  ## regenerate charts/kafka-zk-operator/README.md from values.yaml comments (tests/unit/test_chart_readme.py checks it)
 	.venv/bin/python scripts/gen_chart_readme.py
+
+release: prepare  ## build release X.Y.Z into dist/ (HEAD tagged vX.Y.Z, clean tree): wheel, sdist, both images as OCI archives with SBOMs, the chart pinning their digests, SHA256SUMS (docs/releasing.md); DRY_RUN=1: from the working tree as it is
+	.venv/bin/python scripts/release.py $(if $(DRY_RUN),--dry-run) $(RELEASE_ARGS)

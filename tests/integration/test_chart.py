@@ -277,6 +277,7 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         ({"clusters": {"config": {"clusters": [{"name": "main"}]}}}, "zookeeper"),
         ({"watchNamespaces": ["Not_A_Namespace"]}, "watchNamespaces"),
         ({"image": {"digest": "latest"}}, "digest"),
+        ({"spark": {"digest": "sha256:abc"}}, "digest"),
         ({"metrics": {"enabled": False, "serviceMonitor": {"enabled": True}}}, "serviceMonitor"),
         ({"spark": {"enabled": True, "offloadAbovePartitions": -1}}, "offloadAbovePartitions"),
         ({"spark": {"executorMemory": "lots"}}, "executorMemory"),
@@ -294,6 +295,7 @@ def test_helm_lint_is_clean(helm: Path, values_file: Any, name: str, strict: boo
         "cluster-without-zookeeper",
         "bad-namespace-name",
         "bad-digest",
+        "bad-spark-digest",
         "servicemonitor-without-metrics",
         "spark-negative-threshold",
         "spark-bad-memory",
@@ -1068,6 +1070,29 @@ def test_spark_image_defaults_to_the_operator_repository_with_a_spark_suffix(
     values = {"spark": {"enabled": True}, "image": {"repository": "reg.example/kzo", "tag": "9.9"}}
     (settings_cm,) = by_kind(spark_docs(render(helm, values_file(values))), "ConfigMap")
     assert settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == "reg.example/kzo-spark:9.9"
+
+
+def test_digests_pin_both_images_as_the_released_chart_does(helm: Path, values_file: Any) -> None:
+    """image.digest and spark.digest (what scripts/release.py sets) win over the tag; spark.image
+    still wins over spark.digest."""
+    from kafka_zk_operator.service.plan_offload import SETTINGS_KEY, settings_from_json
+
+    operator, spark = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    values: dict[str, Any] = {
+        "spark": {"enabled": True, "digest": spark},
+        "image": {"repository": "reg.example/kzo", "tag": "9.9", "digest": operator},
+    }
+    docs = render(helm, values_file(values))
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        f"reg.example/kzo@{operator}"
+    )
+    (settings_cm,) = by_kind(spark_docs(docs), "ConfigMap")
+    assert (
+        settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == f"reg.example/kzo-spark@{spark}"
+    )
+    values["spark"]["image"] = "mine.example/spark:1"
+    (settings_cm,) = by_kind(spark_docs(render(helm, values_file(values))), "ConfigMap")
+    assert settings_from_json(settings_cm["data"][SETTINGS_KEY]).spark.image == "mine.example/spark:1"
 
 
 def test_spark_with_an_existing_service_account_binds_it(helm: Path, values_file: Any) -> None:

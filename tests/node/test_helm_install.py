@@ -115,6 +115,22 @@ def test_the_deployment_becomes_available_with_probes_passing_under_the_restrict
     assert uid.strip() == "10001"
 
 
+def test_helm_test_checks_zookeeper_kafka_and_the_api_from_a_pod(
+    node_cluster: NodeCluster, release: Path
+) -> None:
+    """The chart's test pod runs ``kzo check`` with the operator's settings and ServiceAccount."""
+    output = node_cluster.helm("test", RELEASE, "--namespace", NAMESPACE, "--logs", "--timeout", "180s")
+    assert_checks_passed(output)
+    node_cluster.kubectl("delete", "pod", f"{DEPLOYMENT}-check", "--namespace", NAMESPACE, "--wait=false")
+
+
+def assert_checks_passed(output: str) -> None:
+    """``helm test --logs`` output (helm exits non-zero when the pod fails): each check passed."""
+    assert "Succeeded" in output, output
+    for check in ("zookeeper main:", "kafka main:", "kubernetes api: CRDs installed"):
+        assert f"ok    {check}" in output, output
+
+
 def test_a_kafkatopic_applied_with_kubectl_reaches_kafka_and_becomes_ready(
     node_cluster: NodeCluster, release: Path, tmp_path: Path
 ) -> None:

@@ -57,6 +57,71 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/* What the operator's settings are read from, shared by the Deployment and the helm test pod:
+environment (the clusters file, the watched namespaces, krb5.conf, operator.extraEnv), mounts and
+volumes (the clusters Secret, Kerberos, extraVolumes). */}}
+{{- define "kzo.configEnv" -}}
+- name: KZO_CLUSTERS_FILE
+  value: {{ printf "/etc/kzo/%s" .Values.clusters.secretKey | quote }}
+- name: KZO_NAMESPACES
+  value: {{ join "," .Values.watchNamespaces | quote }}
+{{- end -}}
+
+{{- define "kzo.extraConfigEnv" -}}
+{{- if or .Values.kerberos.krb5ConfigMap .Values.kerberos.krb5Conf }}
+- name: KRB5_CONFIG
+  value: /etc/kzo-krb5-conf/krb5.conf
+{{- end }}
+{{- with .Values.operator.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "kzo.configVolumeMounts" -}}
+- name: clusters
+  mountPath: /etc/kzo
+  readOnly: true
+- name: tmp
+  mountPath: /tmp
+{{- if .Values.kerberos.keytabSecret }}
+- name: krb5-keytab
+  mountPath: /etc/kzo-krb5
+  readOnly: true
+{{- end }}
+{{- if or .Values.kerberos.krb5ConfigMap .Values.kerberos.krb5Conf }}
+- name: krb5-conf
+  mountPath: /etc/kzo-krb5-conf
+  readOnly: true
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "kzo.configVolumes" -}}
+- name: clusters
+  secret:
+    secretName: {{ include "kzo.clustersSecretName" . }}
+    defaultMode: 0440
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- if .Values.kerberos.keytabSecret }}
+- name: krb5-keytab
+  secret:
+    secretName: {{ .Values.kerberos.keytabSecret }}
+    defaultMode: 0440
+{{- end }}
+{{- if or .Values.kerberos.krb5ConfigMap .Values.kerberos.krb5Conf }}
+- name: krb5-conf
+  configMap:
+    name: {{ include "kzo.krb5ConfigMapName" . }}
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
 {{/* Fail early on combinations the schema cannot express clearly. */}}
 {{/* The ConfigMap holding krb5.conf: kerberos.krb5ConfigMap, else the one rendered from kerberos.krb5Conf. */}}
 {{- define "kzo.krb5ConfigMapName" -}}

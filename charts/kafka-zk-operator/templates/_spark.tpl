@@ -7,10 +7,13 @@
 {{- end -}}
 {{- end -}}
 
-{{/* Image of the Spark job: spark.image, else "<image.repository>-spark:<tag>". */}}
+{{/* Image of the Spark job: spark.image, else "<image.repository>-spark@<spark.digest>", else
+"<image.repository>-spark:<tag>". */}}
 {{- define "kzo.spark.image" -}}
 {{- if .Values.spark.image -}}
 {{- .Values.spark.image -}}
+{{- else if .Values.spark.digest -}}
+{{- printf "%s-spark@%s" .Values.image.repository .Values.spark.digest -}}
 {{- else -}}
 {{- printf "%s-spark:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}

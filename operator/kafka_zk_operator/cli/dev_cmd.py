@@ -102,7 +102,8 @@ def register(subparsers: Any) -> None:
         "--node",
         action="store_true",
         help="also prepare the real node: containerd, runc, CNI plugins, buildah, mmdebstrap (apt-get, as "
-        "root), kubelet and the control loops (Go modules), the pause, operator and spark images",
+        "root), kubelet and the control loops (Go modules), the pause, operator and spark images, and "
+        "syft (make release's SBOMs)",
     )
     prepare.add_argument(
         "--no-kerberos",
@@ -158,6 +159,10 @@ def _state_dir(args: argparse.Namespace) -> Path:
 
 
 def _up(args: argparse.Namespace) -> int:
+    try:
+        artifacts.require_assets()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
     if args.brokers < 1:
         raise CliError(f"--brokers must be at least 1, got {args.brokers}")
     if args.base_port < 0 or args.base_port > 65000:
@@ -206,6 +211,10 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> int:
+    try:
+        artifacts.require_assets()
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
     versions = [v.strip() for v in args.kafka_versions.split(",") if v.strip()]
     unknown = [v for v in versions if v not in artifacts.SUPPORTED_KAFKA_VERSIONS]
     if unknown:
@@ -229,6 +238,7 @@ def _prepare(args: argparse.Namespace) -> int:
             node.install_node_packages()
             print(f"kube-node: {artifacts.k8s_bins(node=True) / 'kube-node'}")
             print(f"coredns: {artifacts.coredns_binary()}")
+            print(f"syft: {artifacts.syft_binary()}")  # the SBOMs of make release (tests/node/test_release.py)
             built = (images.pause_image(), images.project_image("runtime"), images.project_image("spark"))
             for image in built:
                 print(f"image {image.reference}: {image.archive} ({image.size_bytes / 1e6:.0f} MB)")

@@ -24,6 +24,7 @@ __all__ = ["CliError", "build_parser", "main"]
 #: Subcommand modules, in ``kzo --help`` order. Each has ``register(subparsers)``.
 SUBCOMMAND_MODULES = (
     "kafka_zk_operator.cli.assign_cmd",
+    "kafka_zk_operator.cli.check_cmd",
     "kafka_zk_operator.cli.dev_cmd",
     "kafka_zk_operator.cli.plan_cmd",
     "kafka_zk_operator.cli.import_cmd",

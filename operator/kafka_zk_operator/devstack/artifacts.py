@@ -1,6 +1,7 @@
 """Obtain the stack's binaries: Kafka jars from Maven Central, etcd and kube-apiserver (and the real
 node's kubelet and control loops, and CoreDNS) built from Go modules, Prometheus' promtool (which checks the chart's alerting rules) and Toxiproxy's server
-(the TCP fault injector of the fault tests, ``devstack.toxiproxy``) built from their Go modules.
+(the TCP fault injector of the fault tests, ``devstack.toxiproxy``) and syft (the SBOMs of
+``make release``) built from their Go modules.
 Each is fetched or built once into the cache folder and reused afterwards.
 
 The recipes are the shell scripts in ``assets/`` (they only call ``mvn`` and ``go``); this module
@@ -30,6 +31,8 @@ PROMTOOL_MODULE_VERSION = "v0.316.0"
 COREDNS_MODULE_VERSION = "v1.12.1"
 #: The Go module version of github.com/Shopify/toxiproxy/v2 whose server the fault tests run.
 TOXIPROXY_MODULE_VERSION = "v2.12.0"
+#: The Go module version of github.com/anchore/syft: the images' SBOMs (scripts/release.py).
+SYFT_MODULE_VERSION = "v1.57.2"
 #: Kafka lines the stack can run on Java 17, newest first (docs/compatibility.md). 2.3.x and older
 #: write v1 topic znodes, 2.4.x v2, 2.8.x v3. Lines before 2.4 run with the ZooKeeper 3.5.9 client, lines
 #: before 1.0 also with jaxb-api, lines before 0.10.2 as kafka_2.11 (see ``assets/fetch-kafka.sh``).
@@ -55,6 +58,17 @@ SUPPORTED_KAFKA_VERSIONS = (
 #: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py;
 #: tests/integration/test_kafka_line_matrix.py restarts every broker of each with edge configs).
 TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.4.1", "2.3.1", "2.0.1", "1.1.1", "1.0.2", "0.10.0.1")
+
+
+def require_assets() -> None:
+    """:raises StackError: the recipes in ``assets/`` are not here. They are not package data (the
+    runtime wheel and the operator image carry none of them): the local stack runs from a source
+    checkout, which ``make bootstrap`` installs in editable mode."""
+    if not (ASSETS / "fetch-kafka.sh").is_file():
+        raise StackError(
+            f"the local stack's build recipes are not installed ({ASSETS} is missing): 'kzo dev' runs "
+            "from a source checkout of kafka-zk-operator; clone it and run 'make bootstrap' there"
+        )
 
 
 def cache_dir() -> Path:
@@ -174,6 +188,20 @@ def coredns_binary(module_version: str = COREDNS_MODULE_VERSION) -> Path:
         log_name="build-coredns.log",
         what=f"CoreDNS {module_version}",
         duration="~80 s",
+    )
+
+
+def syft_binary(module_version: str = SYFT_MODULE_VERSION) -> Path:
+    """Anchore's syft, the SBOM generator of ``make release``, built with ``go install`` once
+    (about 4 min on 2 cores), its version stamped in as upstream's releases are."""
+    return _go_install(
+        f"github.com/anchore/syft/cmd/syft@{module_version}",
+        ["-trimpath", "-ldflags", f"-s -w -X main.version={module_version.lstrip('v')}"],
+        folder=cache_dir() / "tools" / f"syft-{module_version}",
+        binary_name="syft",
+        log_name="build-syft.log",
+        what=f"syft {module_version}",
+        duration="~4 min",
     )
 
 

@@ -41,6 +41,15 @@ _BASE_PACKAGES = ("python3", "python3-pip", "python-is-python3", "ca-certificate
 #: What the Dockerfile's build copies, besides the Dockerfile itself.
 _BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "requirements", "operator")
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+#: What dpkg leaves out of the bases: documentation, manuals and translations, but not each
+#: package's copyright file (/usr/share/doc/<package>/copyright: its license, which an image
+#: that is distributed, as ``make release``'s are, must carry).
+_DPKG_PATHS = (
+    "path-exclude=/usr/share/doc/*",
+    "path-include=/usr/share/doc/*/copyright",
+    "path-exclude=/usr/share/man/*",
+    "path-exclude=/usr/share/locale/*",
+)
 
 
 @dataclass(frozen=True)
@@ -166,7 +175,9 @@ def python_bases() -> tuple[str, str]:
     """(runtime base, builder base) references in buildah's storage, made with mmdebstrap if missing."""
     _require("buildah", "buildah")
     extra_ca = HOST_CA_BUNDLE.read_bytes() if HOST_CA_BUNDLE.exists() else b""
-    tag = _digest(" ".join(_BASE_PACKAGES).encode(), DEBIAN_SUITE.encode(), extra_ca)
+    tag = _digest(
+        " ".join(_BASE_PACKAGES).encode(), DEBIAN_SUITE.encode(), extra_ca, " ".join(_DPKG_PATHS).encode()
+    )
     refs = []
     for repository, extra in ((PYTHON_BASE, ()), (BUILDER_BASE, ("python3-dev",))):
         reference = f"{repository}:{tag}"
@@ -190,9 +201,7 @@ def _make_python_base(reference: str, packages: tuple[str, ...]) -> None:
             "--variant=minbase",
             f"--include={','.join(packages)}",
             '--aptopt=APT::Install-Recommends "false"',
-            "--dpkgopt=path-exclude=/usr/share/doc/*",
-            "--dpkgopt=path-exclude=/usr/share/man/*",
-            "--dpkgopt=path-exclude=/usr/share/locale/*",
+            *(f"--dpkgopt={option}" for option in _DPKG_PATHS),
             DEBIAN_SUITE,
             str(rootfs),
             DEBIAN_MIRROR,

@@ -42,7 +42,7 @@ def sizes_from_log_dirs(responses: Iterable[Mapping[str, Any]]) -> dict[Partitio
 
 
 @contextlib.contextmanager
-def _quiet(name: str) -> Iterator[None]:
+def quiet(name: str) -> Iterator[None]:
     logger = logging.getLogger(name)
     level = logger.level
     logger.setLevel(logging.CRITICAL)
@@ -64,7 +64,7 @@ def fetch_sizes(bootstrap: str, *, client_id: str, timeout_s: float = 30.0) -> d
         raise SizesUnavailable(
             "reading partition sizes needs the kafka-python package (pip install 'kafka-python>=3.0,<4')"
         ) from None
-    with _quiet("kafka"):
+    with quiet("kafka"):
         try:
             admin = kafka_admin.KafkaAdminClient(
                 bootstrap_servers=bootstrap, client_id=client_id, request_timeout_ms=int(timeout_s * 1000)
