@@ -253,6 +253,12 @@ state = "{self.run_dir / "state"}"
         """Import an OCI archive into containerd's ``k8s.io`` namespace (where the kubelet looks)."""
         self._ctr("images", "import", "--no-unpack", str(archive))
 
+    def tag_image(self, source: str, *targets: str) -> None:
+        """More names for an image of the ``k8s.io`` namespace. A by-digest name (``repo@sha256:...``)
+        is how the kubelet finds an image a pod pins by digest: containerd's CRI plugin resolves a
+        pod's image by name, and only a pull would have created that name."""
+        self._ctr("images", "tag", "--force", source, *targets)
+
     def _kubeconfig(self, user: str, groups: tuple[str, ...]) -> Path:
         return self.control_plane.write_kubeconfig(
             user, groups, self.workdir / "kubeconfigs" / f"{user}.yaml"
