@@ -18,6 +18,7 @@ from tests.e2e.spec_fuzz_values import (
     GROUP,
     INT_MAX,
     MISSING,
+    PARTITIONS_MAX,
     SAFE_SMALL_PARTITIONS,
     SERIAL,
     UNWRITABLE_PARTITIONS,
@@ -42,8 +43,8 @@ from tests.unit.fuzz_support import json_values
 def _partitions(broken: bool) -> st.SearchStrategy[Drawn]:
     if not broken:
         return st.integers(min_value=1, max_value=SAFE_SMALL_PARTITIONS).map(plain)
-    extreme = st.sampled_from([0, -1, -(2**31), INT_MAX, 2**31, 2**63, 1_000_001]).map(
-        lambda n: Drawn(n, "out of range" if n < 1 or n > 1_000_000 else None)
+    extreme = st.sampled_from([0, -1, -(2**31), INT_MAX, 2**31, 2**63, PARTITIONS_MAX + 1, 1_000_000]).map(
+        lambda n: Drawn(n, "out of range" if n < 1 or n > PARTITIONS_MAX else None)
     )
     return weighted(
         (2, st.sampled_from(UNWRITABLE_PARTITIONS).map(plain)),
@@ -285,7 +286,7 @@ def _topic(
 
 #: The largest values the CRDs allow, sent in every run (Hypothesis draws them rarely or never).
 EXTREME_TOPIC_CASES = (
-    _topic(f"x{SERIAL}-million", {"partitions": 1_000_000, "replicationFactor": 3}),
+    _topic(f"x{SERIAL}-million", {"partitions": PARTITIONS_MAX, "replicationFactor": 3}),
     _topic(
         f"x{SERIAL}-" + "n" * 246,
         {"topicName": f"X{SERIAL}_" + "t" * 242, "partitions": 1, "replicationFactor": 1},

@@ -12,7 +12,7 @@ Explicit assignments and explicit reassignments are almost valid: a broker named
 lengths, a missing or extra partition, brokers that are not registered, negative or
 32-bit-overflowing ids. Reassignment modes come with missing or contradictory fields. Some cases
 carry a second spec that replaces the first once it is reported. The largest values the CRDs allow
-(1,000,000 partitions, 100 config values of 4096 characters, a 1 MiB reassignmentJson, 20,000
+(88,307 partitions, 100 config values of 4096 characters, a 1 MiB reassignmentJson, 20,000
 explicit partitions, ...) are sent in every run as explicit examples.
 
 A case carries the body and ``known_invalid``: the reasons, decided here independently of the
@@ -62,7 +62,9 @@ CLUSTER_NAME = "local"
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
 #: Partition counts a spec that may be valid can ask for: small, or too large for any znode.
 SAFE_SMALL_PARTITIONS = 6
-UNWRITABLE_PARTITIONS = (250_000, 1_000_000)
+#: The CRD's spec.partitions maximum (a znode of more cannot fit in a ZooKeeper request at any RF).
+PARTITIONS_MAX = 88_307
+UNWRITABLE_PARTITIONS = (PARTITIONS_MAX,)
 
 MISSING: Any = object()
 LEGAL_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"

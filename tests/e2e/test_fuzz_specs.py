@@ -36,6 +36,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import pytest
@@ -288,5 +289,14 @@ def test_zz_the_operator_survived_every_case(
             f"[figures] spec fuzzing: {len(events)} events in the namespace, at most "
             f"{max(per_object.values(), default=0)} for one resource ({', '.join(names)}: {dict(reasons)}); "
             f"slowest cases: {slowest}"
+        )
+        status = dict(
+            line.split(":", 1)
+            for line in Path(f"/proc/{fuzz.pid}/status").read_text().splitlines()
+            if ":" in line
+        )
+        print(
+            f"[figures] spec fuzzing: operator peak RSS {int(status['VmHWM'].split()[0]) / 1024:.1f} MiB "
+            f"(VmHWM since it started), now {int(status['VmRSS'].split()[0]) / 1024:.1f} MiB"
         )
     assert not errors, f"Error events (an exception in a handler): {errors[:5]}"

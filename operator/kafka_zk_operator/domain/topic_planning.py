@@ -23,7 +23,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 
 from kafka_zk_operator.domain import assignment as kafka_assignment
-from kafka_zk_operator.domain import errors, kafka_lines, topic_config, topic_names
+from kafka_zk_operator.domain import errors, kafka_lines, topic_config, topic_names, znode_bounds
 from kafka_zk_operator.domain.kafka_lines import ClusterLine
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
 from kafka_zk_operator.domain.topic_plan import AlterTopicConfig as AlterTopicConfig
@@ -81,6 +81,8 @@ def plan_topic(
     :raises ReassignmentInProgress: partitions to add, or a replication factor that differs, while
         the topic is being reassigned.
     :raises TopicBeingDeleted: the topic is queued for deletion.
+    :raises RequestTooLarge: a topic znode too long for ZooKeeper at any placement, to create or
+        grow (refused before any placement is computed).
     :raises MalformedZnode: the topic znode's partition ids are not ``0 .. N-1``.
     """
     _validate_desired(desired, cluster_line)
@@ -179,6 +181,7 @@ def _plan_create(
             f"Topic '{desired.name}' collides with existing topic '{collision}': Kafka treats '.' and '_' "
             "alike in metric names. Choose another name."
         )
+    znode_bounds.check_topic_znode_fits(desired.name, desired.partitions, desired.replication_factor)
     if desired.assignment is not None:
         _check_brokers_registered(desired.assignment, brokers)
         placement = {p: tuple(desired.assignment[p]) for p in sorted(desired.assignment)}
@@ -289,6 +292,7 @@ def _plan_grow(
             f"Topic '{desired.name}' is being reassigned; its partitions can only be increased from {count} "
             f"to {desired.partitions} once the reassignment has finished."
         )
+    znode_bounds.check_topic_znode_fits(desired.name, desired.partitions, desired.replication_factor)
     if desired.assignment is not None:
         new = {p: tuple(desired.assignment[p]) for p in range(count, desired.partitions)}
         _check_brokers_registered(new, brokers)

@@ -29,7 +29,7 @@ from kafka_zk_operator.adapters.zk import (
 )
 from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.session import kafka_acls
-from kafka_zk_operator.domain import errors, kafka_lines, model
+from kafka_zk_operator.domain import errors, kafka_lines, model, znode_bounds
 from kafka_zk_operator.domain.migration import phase
 
 T = TypeVar("T")
@@ -37,11 +37,10 @@ T = TypeVar("T")
 #: A read sent ahead (:meth:`StoreBase.reading_ahead`): ``get`` (data and stat) or ``exists`` (stat).
 ReadAhead = tuple[Literal["get", "exists"], str]
 
-#: The longest request a ZooKeeper server accepts: its ``jute.maxbuffer`` default (0xfffff bytes).
-#: It closes the connection of a client that sends a longer one ("Len error"), without an answer:
-#: the client sees a connection loss, every request in flight on that session fails with it, and a
+#: The longest request a ZooKeeper server accepts (``domain.znode_bounds``, 0xfffff bytes). It
+#: closes the connection of a client that sends a longer one ("Len error"), without an answer: the client sees a connection loss, every request in flight on that session fails with it, and a
 #: retry of the same write does the same again.
-MAX_REQUEST_BYTES = 0xFFFFF
+MAX_REQUEST_BYTES = znode_bounds.MAX_REQUEST_BYTES
 #: What precedes a request's body on the wire (after the length): the xid and the operation type.
 _REQUEST_HEADER_BYTES = 8
 

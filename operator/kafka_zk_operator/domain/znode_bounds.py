@@ -1,0 +1,57 @@
+"""The sizes ZooKeeper can hold, and the smallest topic znode a spec can make: refusals before building.
+
+A ZooKeeper server reads no request longer than its ``jute.maxbuffer`` (1 MiB less one byte by
+default) and closes the connection of a client that sends one. A KafkaTopic whose topic znode
+(``/brokers/topics/<t>``) cannot be shorter than that can never be created or grown, so
+:func:`check_topic_znode_fits` refuses it from its partition count and replication factor alone,
+before any assignment is computed (a million partitions would otherwise be placed, held and
+encoded only to be refused at the write: hundreds of MiB for nothing). docs/reliability.md
+("Memory bound per admitted input") has the arithmetic; the CRD's maxima follow from it.
+Used by ``domain.topic_planning`` and by ``adapters.zk.store_base`` (the check of the real request).
+"""
+
+from __future__ import annotations
+
+from kafka_zk_operator.domain import errors
+
+#: The longest request a ZooKeeper server accepts: its ``jute.maxbuffer`` default (0xfffff bytes).
+MAX_REQUEST_BYTES = 0xFFFFF
+
+
+def digits_below(n: int) -> int:
+    """The number of decimal digits written for all of 0, 1, ..., n-1 (0 for n <= 0)."""
+    total, width, low = 0, 1, 0
+    while low < n:
+        high = min(n, 10**width)
+        total += (high - low) * width
+        low, width = high, width + 1
+    return total
+
+
+def min_topic_znode_bytes(partitions: int, replication_factor: int) -> int:
+    """A lower bound on the topic znode's JSON for ``partitions`` partitions of ``replication_factor``.
+
+    Each partition is at least ``"p":[b0,...,b(r-1)]`` with distinct broker ids as short as they
+    can be (0 .. r-1), entries are comma-separated, and the envelope (version, braces, topic id)
+    is left out: the real znode is never shorter.
+    """
+    if partitions <= 0 or replication_factor <= 0:
+        return 0
+    replicas = digits_below(replication_factor) + (replication_factor - 1) + 2  # [..] and commas
+    per_partition = 3 + replicas  # two quotes and the colon around the partition id
+    return partitions * per_partition + digits_below(partitions) + (partitions - 1)
+
+
+def check_topic_znode_fits(topic: str, partitions: int, replication_factor: int) -> None:
+    """Refuse a topic whose znode cannot fit in one ZooKeeper request, before any placement.
+
+    :raises RequestTooLarge: even the shortest znode for that spec exceeds :data:`MAX_REQUEST_BYTES`.
+    """
+    smallest = min_topic_znode_bytes(partitions, replication_factor)
+    if smallest > MAX_REQUEST_BYTES:
+        raise errors.RequestTooLarge(
+            f"Topic {topic!r} with {partitions:,} partitions of replication factor {replication_factor} cannot "
+            f"be written to ZooKeeper: its topic znode takes at least {smallest:,} bytes, more than the "
+            f"{MAX_REQUEST_BYTES:,} a ZooKeeper server accepts in one request (jute.maxbuffer). Kafka's own "
+            "tools cannot write it either; ask for fewer partitions (nothing was computed or sent)."
+        )
