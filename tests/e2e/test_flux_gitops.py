@@ -167,7 +167,7 @@ def test_a_commit_of_topics_and_a_reassignment_becomes_ready_and_later_commits_a
         "metadata": {"name": "move-keep"},
         "spec": {"mode": "Explicit", "partitions": [{"topic": keep, "partition": 0, "replicas": [3, 1]}]},
     }  # fmt: skip
-    topics = [_topic(keep, deletionPolicy="Retain", assignment={0: [1, 2], 1: [2, 3]}), _topic(drop)]
+    topics = [_topic(keep, deletionPolicy="Retain", assignment={"0": [1, 2], "1": [2, 3]}), _topic(drop)]
     revision = repo.commit({"topics.yaml": topics}, "two topics")
     elapsed = _wait_applied(api_client, namespace, revision)
     print(f"commit -> Kustomization Ready (topics in Kafka): {elapsed:.1f} s")

@@ -162,7 +162,7 @@ def start_controllers(build: FluxBuild, kubeconfig: Path, workdir: Path, namespa
     workdir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "RUNTIME_NAMESPACE": namespace}
     storage = ports.free_port()
-    common = ["--watch-all-namespaces", "--log-level=info", "--leader-elect=false"]
+    common = ["--watch-all-namespaces", "--log-level=info"]  # leader election is off by default
     commands = {
         "source-controller": [
             f"--storage-path={workdir / 'storage'}",
