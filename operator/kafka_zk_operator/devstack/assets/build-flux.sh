@@ -47,7 +47,8 @@ if [ ! -x "$out/source-controller" ] || [ ! -x "$out/kustomize-controller" ]; th
   echo "built in $(( $(date +%s) - start )) s; module cache $(du -sh "$GOMODCACHE" | cut -f1), build cache $(du -sh "$GOCACHE" | cut -f1) (deleted)" >&2
   rm -rf "$GOCACHE" "$cache/build/flux-kustomize-controller-$KC" "$cache/build/flux-source-controller-$SC"
 fi
-# Where the CRDs are (config/crd/bases in each module), for the caller.
+# Where the CRDs are (config/crd/bases in each module), for the caller (the build folder is gone).
+cd "$cache"
 GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/source-controller@$SC" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p' > "$out/source-controller.dir"
 GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/kustomize-controller@$KC" | sed -n 's/^\s*"Dir": "\(.*\)",\?$/\1/p' > "$out/kustomize-controller.dir"
 echo "$out"
