@@ -159,7 +159,7 @@ class FluxControllers:
 
 def start_controllers(build: FluxBuild, kubeconfig: Path, workdir: Path, namespace: str) -> FluxControllers:
     """Start both controllers watching every namespace; logs in ``workdir``."""
-    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "storage").mkdir(parents=True, exist_ok=True)  # source-controller refuses a missing one
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "RUNTIME_NAMESPACE": namespace}
     storage = ports.free_port()
     common = ["--watch-all-namespaces", "--log-level=info"]  # leader election is off by default
