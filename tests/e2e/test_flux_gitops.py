@@ -171,12 +171,18 @@ def test_a_commit_of_topics_and_a_reassignment_becomes_ready_and_later_commits_a
     revision = repo.commit({"topics.yaml": topics}, "two topics")
     elapsed = _wait_applied(api_client, namespace, revision)
     print(f"commit -> Kustomization Ready (topics in Kafka): {elapsed:.1f} s")
-    assert set(kafka.describe(keep) or {}) == {0, 1} and set(kafka.describe(drop) or {}) == {0, 1}
+    wait_for(  # Ready means written to ZooKeeper; the brokers' metadata follows within moments
+        lambda: set(kafka.describe(keep) or {}) == set(kafka.describe(drop) or {}) == {0, 1},
+        timeout=30, what="Kafka to show both topics",
+    )  # fmt: skip
 
     revision = repo.commit({"topics.yaml": topics, "move.yaml": [kpr]}, "move partition 0")
     elapsed = _wait_applied(api_client, namespace, revision)
     print(f"commit -> Kustomization Ready (reassignment Completed): {elapsed:.1f} s")
-    assert sorted((kafka.describe(keep) or {})[0]["replicas"]) == [1, 3]
+    wait_for(
+        lambda: sorted((kafka.describe(keep) or {0: {"replicas": []}})[0]["replicas"]) == [1, 3],
+        timeout=30, what="Kafka to show partition 0 on brokers 3 and 1",
+    )  # fmt: skip
 
     topics[1]["spec"].update(partitions=4, config={"retention.ms": "3600000"})
     revision = repo.commit({"topics.yaml": topics, "move.yaml": [kpr]}, "grow and configure")
