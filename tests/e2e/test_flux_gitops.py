@@ -43,6 +43,10 @@ class Repo:
         )
         self._git("checkout", "-q", "-b", "main")
         (self.work / "deploy").mkdir()
+        # Git keeps no empty folder: without a file left, path ./deploy would vanish when all is pruned.
+        (self.work / "deploy" / "keep.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gitops-placeholder\n"
+        )
 
     def _git(self, *args: str) -> str:
         env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
