@@ -161,7 +161,8 @@ def test_add_brokers_fills_new_brokers_with_exactly_m_lb_moves_and_keeps_every_m
     assignments_before = {t: probe.assignment(t) for t in topics}
 
     kprs.create(
-        namespace, reassignment("add-4-5-6", mode="AddBrokers", brokers=[4, 5, 6], throttle=1_000_000)
+        namespace,
+        reassignment("add-4-5-6", mode="AddBrokers", approval="Auto", brokers=[4, 5, 6], throttle=1_000_000),
     )
     body = wait_phase(kprs, namespace, "add-4-5-6", "Completed", timeout=180)
     proposal = body["status"]["proposal"]
@@ -188,7 +189,10 @@ def test_replication_factor_two_to_three_is_rack_aware(
 ) -> None:
     racks = _racks(kafka_cluster)
     kprs.create(
-        namespace, reassignment("events-rf3", mode="ReplicationFactor", replicationFactors={"events": 3})
+        namespace,
+        reassignment(
+            "events-rf3", mode="ReplicationFactor", approval="Auto", replicationFactors={"events": 3}
+        ),
     )
     body = wait_phase(kprs, namespace, "events-rf3", "Completed", timeout=180)
     proposal = body["status"]["proposal"]
@@ -206,7 +210,9 @@ def test_remove_brokers_drains_them_completely_with_exactly_m_lb_moves(
     topics = sorted(BALANCED)
     before = _loads(probe, topics)
     on_removed = sum(before[b] for b in (4, 5, 6))
-    kprs.create(namespace, reassignment("drain-4-5-6", mode="RemoveBrokers", brokers=[4, 5, 6]))
+    kprs.create(
+        namespace, reassignment("drain-4-5-6", mode="RemoveBrokers", approval="Auto", brokers=[4, 5, 6])
+    )
     body = wait_phase(kprs, namespace, "drain-4-5-6", "Completed", timeout=180)
     proposal = body["status"]["proposal"]
     # Every replica on a removed broker must move, and nothing else needs to: M_LB = their load.
@@ -233,7 +239,7 @@ def test_rebalance_evens_out_a_skewed_topic_with_exactly_m_lb_moves_and_elects_t
     bound = _count_lower_bound(before, [1, 2, 3])
     untouched = {t: probe.assignment(t) for t in BALANCED}
 
-    kprs.create(namespace, reassignment("even-out", mode="Rebalance", topics=["skewed"]))
+    kprs.create(namespace, reassignment("even-out", mode="Rebalance", approval="Auto", topics=["skewed"]))
     body = wait_phase(kprs, namespace, "even-out", "Completed", timeout=180)
     proposal = body["status"]["proposal"]
     assert proposal["moves"] == proposal["lowerBound"] == bound > 0
@@ -823,7 +829,7 @@ def test_demote_brokers_moves_leadership_off_a_broker_without_moving_data(
     topics = [t for t in probe.topic_names() if t not in going]
     sets_before = {t: {p: sorted(r) for p, r in probe.assignment(t).items()} for t in topics}
 
-    kprs.create(namespace, reassignment("demote-2", mode="DemoteBrokers", brokers=[2]))
+    kprs.create(namespace, reassignment("demote-2", mode="DemoteBrokers", approval="Auto", brokers=[2]))
     body = wait_phase(kprs, namespace, "demote-2", "Completed", timeout=120)
     assert body["status"]["proposal"]["moves"] == 0, "no replica changes broker"
     assert probe.assignment(unique_topic) == {0: [1, 2], 1: [3, 2], 2: [1, 2], 3: [1, 2]}

@@ -75,7 +75,10 @@ def test_balance_bytes_moves_the_data_not_only_the_replica_counts(
         kafka_cluster, operator, namespace, tmp_path, {"main": kafka_cluster.zk_connect}, settings=settings
     ):
         kprs.create(
-            namespace, reassignment("by-bytes", mode="Rebalance", topics=sorted(topics), balance="bytes")
+            namespace,
+            reassignment(
+                "by-bytes", mode="Rebalance", approval="Auto", topics=sorted(topics), balance="bytes"
+            ),
         )
         body = wait_phase(kprs, namespace, "by-bytes", "Completed", timeout=240)
     assert body["status"]["proposal"]["moves"] > 0
@@ -99,6 +102,6 @@ def test_balance_bytes_without_bootstrap_servers_is_refused_saying_what_to_confi
     operator: OperatorProcess, api_client: client.ApiClient, namespace: str
 ) -> None:
     kprs = Resources(api_client, "partitionreassignments")
-    kprs.create(namespace, reassignment("no-sizes", mode="Rebalance", balance="bytes"))
+    kprs.create(namespace, reassignment("no-sizes", mode="Rebalance", approval="Auto", balance="bytes"))
     body = wait_phase(kprs, namespace, "no-sizes", "Failed", timeout=60)
     assert "bootstrapServers" in (body["status"].get("message") or str(body["status"])), body["status"]

@@ -200,7 +200,9 @@ def test_the_operator_plans_a_rebalance_with_a_spark_job_and_runs_it_on_kafka(
     env = {"KZO_OPERATOR_NAMESPACE": namespace, "KZO_REASSIGNMENT_POLL_SECONDS": "1"}
     clusters = {"main": kafka_cluster.zk_connect}
     with scoped_operator(kafka_cluster, operator, namespace, tmp_path, clusters, env):
-        created = kprs.create(namespace, reassignment("spread", mode="Rebalance", topics=[unique_topic]))
+        created = kprs.create(
+            namespace, reassignment("spread", mode="Rebalance", approval="Auto", topics=[unique_topic])
+        )
         name = plan_offload.job_name(created["metadata"]["uid"], str(created["metadata"]["generation"]))
         stored = wait_for(lambda: jobs.job(namespace, name), timeout=90, what=f"Spark job {name}")
         # The job is submitted during the reconcile; the status follows when it ends.

@@ -92,7 +92,7 @@ def _apply_reassignment(node_cluster: NodeCluster, name: str, topic: str, tmp_pa
                 "apiVersion": "kafka.zk-operator.io/v1alpha1",
                 "kind": "PartitionReassignment",
                 "metadata": {"name": name, "namespace": WORK_NAMESPACE},
-                "spec": {"mode": "Rebalance", "topics": [topic]},
+                "spec": {"mode": "Rebalance", "approval": "Auto", "topics": [topic]},
             }
         )
     )

@@ -276,7 +276,7 @@ def test_batches_run_one_at_a_time_throttled_then_everything_is_restored(
 
 
 def test_demote_brokers_reorders_without_throttles_then_elects(zk: FakeZk, journal: list[str]) -> None:
-    api = FakeApi(body(mode="DemoteBrokers", brokers=[1]), journal)
+    api = FakeApi(body(mode="DemoteBrokers", approval="Auto", brokers=[1]), journal)
     result = step(api, zk)
     status = api.body["status"]
     assert status["phase"] == "Running" and status["proposal"]["moves"] == 0
@@ -497,7 +497,7 @@ def test_killed_right_after_submitting_the_first_batch_it_resumes_as_the_owner(
 def test_an_auto_proposal_gone_stale_and_recomputed_by_spark_waits_for_the_job(
     zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    api = FakeApi(body(mode="Rebalance"), journal)
+    api = FakeApi(body(mode="Rebalance", approval="Auto"), journal)
     zk.reassign = [znodes_admin.PartitionReassignment("other", 0, (1,))]  # someone else's: wait
     step(api, zk)
     assert api.body["status"]["phase"] == "Queued" and api.body["status"]["proposal"]["id"]
@@ -518,7 +518,7 @@ def test_an_auto_proposal_gone_stale_and_recomputed_by_spark_waits_for_the_job(
 def test_a_spark_job_that_ended_without_a_plan_is_reported_and_submitted_again(
     zk: FakeZk, journal: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    api = FakeApi(body(mode="Rebalance"), journal)
+    api = FakeApi(body(mode="Rebalance", approval="Auto"), journal)
     failure = "Spark job ns/kzo-plan-x has no result: Failed: BackoffLimitExceeded"
 
     def failed(*_: Any) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts, demo, images, kerberos, node, tools, topicmappr
+from kafka_zk_operator.devstack import artifacts, demo, flux, images, kerberos, node, tools, topicmappr
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
@@ -232,6 +232,7 @@ def _prepare(args: argparse.Namespace) -> int:
         if not args.no_kubernetes:
             print(f"kube-apiserver + etcd: {artifacts.k8s_bins()}")
             print(f"helm: {tools.helm_binary()}")
+            print(f"flux: {flux.flux_build().folder}")  # the GitOps e2e test's controllers
             print(f"kubectl: {tools.kubectl_binary()}")
             print(f"promtool: {artifacts.promtool_binary()}")
         if args.node and not args.no_kubernetes:

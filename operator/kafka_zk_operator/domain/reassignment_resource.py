@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION, STOP_ANNOTATION
+from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
 from kafka_zk_operator.domain.reassignment_status import TERMINAL
 from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
 
@@ -72,8 +73,9 @@ def refresh_requested(resource: ReassignmentResource) -> bool:
 
 
 def approved(resource: ReassignmentResource, proposal_id: str | None) -> bool:
-    """``approval: Auto``, or the approve annotation is ``"true"`` or names this proposal's id."""
-    if str(resource.spec.get("approval") or "Auto") == "Auto":
+    """``approval: Auto`` (given or by default, :mod:`.reassignment_defaults`), or the approve
+    annotation is ``"true"`` or names this proposal's id."""
+    if with_defaults(resource.spec, defaults_for(resource.status))["approval"] == "Auto":
         return True
     value = resource.annotation(APPROVE_ANNOTATION)
     return value is not None and (_truthy(value) or (proposal_id is not None and value == proposal_id))

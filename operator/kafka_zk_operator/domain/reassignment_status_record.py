@@ -139,6 +139,7 @@ _STATUS_KEYS = {
     "progress": "progress",
     "progress_text": "progressText",
     "throttle": "throttle",
+    "defaults": "defaults",
 }
 
 
@@ -175,11 +176,14 @@ class ReassignmentStatus:
     progress: Progress = field(default_factory=Progress)
     progress_text: str | None = None
     throttle: Mapping[str, Any] | None = None
+    #: What applies where the spec leaves approval/throttle out (domain/reassignment_defaults.py).
+    defaults: Mapping[str, Any] | None = None
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> ReassignmentStatus:
         """Every field the operator owns; anything else in ``raw`` (kopf's own) is not its business."""
         proposal, throttle, plan = raw.get("proposal"), raw.get("throttle"), raw.get("plan")
+        defaults = raw.get("defaults")
         names = raw.get("planConfigMaps")
         truncated = raw.get("planTruncated")
         message = raw.get("message")
@@ -196,6 +200,7 @@ class ReassignmentStatus:
             progress=Progress.parse(raw.get("progress")),
             progress_text=_str(raw.get("progressText")),
             throttle=dict(throttle) if isinstance(throttle, Mapping) else None,
+            defaults=dict(defaults) if isinstance(defaults, Mapping) else None,
         )
 
     def field_value(self, name: str) -> Any:
@@ -209,7 +214,7 @@ class ReassignmentStatus:
             return [dict(item) for item in value] or None
         if name in ("plan", "plan_config_maps"):
             return None if value is None else [dict(v) if isinstance(v, Mapping) else v for v in value]
-        if name in ("proposal", "throttle"):
+        if name in ("proposal", "throttle", "defaults"):
             return None if value is None else dict(value)
         return value
 

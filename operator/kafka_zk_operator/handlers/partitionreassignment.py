@@ -12,7 +12,8 @@ always reads the resource afresh.
 
 Environment: ``KZO_REASSIGNMENT_POLL_SECONDS`` (default 5) how often a running reassignment looks
 at ZooKeeper; ``KZO_REASSIGNMENT_STUCK_SECONDS`` (default 1800) after how long a batch whose
-target replicas are not in sync is reported stuck.
+target replicas are not in sync is reported stuck; ``KZO_DEFAULT_THROTTLE`` (bytes/s, default none)
+the throttle of new reassignments without ``spec.throttle`` (``domain.reassignment_defaults``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from kafka_zk_operator.service.events import Event
 
 POLL_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_POLL_SECONDS", "5") or 5)
 STUCK_SECONDS = float(os.environ.get("KZO_REASSIGNMENT_STUCK_SECONDS", "1800") or 1800)
+#: ``spec.throttle`` (bytes/s) of new reassignments that leave it out; unset or 0: none.
+DEFAULT_THROTTLE = int(os.environ.get("KZO_DEFAULT_THROTTLE", "0") or 0) or None
 KIND = "partitionreassignment"
 log = logging.getLogger(__name__)
 
@@ -103,7 +106,7 @@ def _drop_legacy_annotations(body: kopf.Body, patch: kopf.Patch) -> None:
 
 
 def _settings() -> reassignments.Settings:
-    return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS)
+    return reassignments.Settings(stuck_after_seconds=STUCK_SECONDS, default_throttle=DEFAULT_THROTTLE)
 
 
 def _reconcile(body: kopf.Body, memo: Any, index: ResourceIndex, *, poll: bool = False) -> bool:

@@ -3,12 +3,14 @@ the poll timer) and :func:`delete` (before the finalizer goes)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
+from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, refresh_requested
 from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why, has_phase_conditions
@@ -79,7 +81,10 @@ def reconcile(
     resource = parse_resource(body)
     if resource.deleting:
         return Result()
-    run = Run(resource, api, now, settings)
+    defaults = defaults_for(resource.status, settings.default_throttle)
+    run = Run(dataclasses.replace(resource, spec=with_defaults(resource.spec, defaults)), api, now, settings)
+    if run.stored.defaults != defaults:
+        run.update(defaults=defaults)  # recorded once: an upgrade leaves existing resources as they were
     run.sizes_for = sizes_for
     try:
         run.store = store_for()

@@ -37,6 +37,8 @@ class ReassignmentApi(proposals.PlanStorage, Protocol):
 class Settings:
     #: A batch in flight longer than this with target replicas outside the ISR is reported stuck.
     stuck_after_seconds: float = 1800.0
+    #: ``spec.throttle`` of new resources that leave it out (bytes/s; ``None``: unthrottled).
+    default_throttle: int | None = None
 
 
 @dataclass
