@@ -7,6 +7,7 @@ read with Kafka's own client (``tests/e2e/kafka_client.py``)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 import uuid
@@ -19,6 +20,7 @@ import yaml
 from kafka.admin import ConfigResource, ConfigResourceType
 from kubernetes import client
 
+from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.devstack import flux, tools
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
@@ -231,4 +233,43 @@ def test_an_invalid_spec_fails_the_kustomization_fast(
     assert bad in message, message
     assert elapsed < 2 * INTERVAL_SECONDS + 15, "fails within about two reconcile intervals"
     revision = repo.commit({"bad.yaml": None}, "drop the invalid topic")
+    _wait_applied(api_client, namespace, revision)
+
+
+def test_a_topic_adopted_with_kzo_import_and_committed_to_git_is_not_recreated(
+    gitops: tuple[Repo, str],
+    api_client: client.ApiClient,
+    kafka: KafkaView,
+    kafka_cluster: KafkaCluster,
+    tmp_path: Path,
+) -> None:
+    """An existing topic, exported by ``kzo import`` and committed: adopted, same topic id in Kafka."""
+    repo, namespace = gitops
+    name = f"g-{uuid.uuid4().hex[:6]}"
+    kafka.create_topic(name, 3, 2, {"retention.ms": "7200000"})
+    wait_for(lambda: len(kafka.describe(name) or {}) == 3, what=f"Kafka to create {name}")
+
+    def topic_id() -> Any:
+        (described,) = kafka.admin.describe_topics([name])
+        return described.get("topic_id")
+
+    before = topic_id()
+    assert before is not None, "Kafka reports the topic id (MetadataResponse v10+)"
+    out = tmp_path / "imported.yaml"
+    code = cli_main.main(
+        ["import", "--zookeeper", kafka_cluster.zk_connect, "--topics", re.escape(name),
+         "--namespace", namespace, "-o", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    documents = [d for d in yaml.safe_load_all(out.read_text()) if d]
+    assert [d["spec"].get("topicName", d["metadata"]["name"]) for d in documents] == [name]
+    revision = repo.commit({"imported.yaml": documents}, "adopt an existing topic")
+    elapsed = _wait_applied(api_client, namespace, revision)
+    print(f"commit -> Kustomization Ready (adopted topic): {elapsed:.1f} s")
+    body = _kafkatopic(api_client, namespace, documents[0]["metadata"]["name"])
+    ready = next(c for c in body["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True" and ready["reason"] in {"Adopted", "InSync"}, ready
+    assert topic_id() == before, "the topic was adopted, not recreated"
+    assert kafka.configs(name).get("retention.ms") == "7200000"
+    revision = repo.commit({"imported.yaml": None}, "stop managing it")
     _wait_applied(api_client, namespace, revision)
