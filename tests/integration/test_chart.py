@@ -378,6 +378,7 @@ def test_default_deployment_is_two_restricted_replicas_electing_a_leader(
         "KZO_DELETED_TOPIC_DRIFT": "recreate",
         "KZO_CREATE_WAIT_SECONDS": "10",
         "KZO_CREATE_BATCH_SECONDS": "0.2",
+        "KZO_DEFAULT_THROTTLE": "0",
         "KZO_HEALTH_PORT": "8080",
         "KZO_METRICS_PORT": "9090",
         "KZO_LEADER_ELECTION": "true",
