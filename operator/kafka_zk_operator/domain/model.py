@@ -9,11 +9,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Generic, TypeVar
 
 BrokerId = int
 PartitionId = int
 TopicName = str
 Assignment = Mapping[PartitionId, tuple[BrokerId, ...]]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Versioned(Generic[T]):
+    """A value with the version it was read at: a conditional write of it names that version.
+
+    ZooKeeper: the znode's data version. The Admin API has no versions; its backend reads
+    the value again right before a write and passes ``-1``.
+    """
+
+    value: T
+    version: int
 
 
 @dataclass(frozen=True, slots=True, order=True)

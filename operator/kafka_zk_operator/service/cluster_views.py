@@ -22,11 +22,11 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId
 from kafka_zk_operator.domain.reassignment_plan import ClusterView
 from kafka_zk_operator.domain.topic_placement import balanced_assignment
 from kafka_zk_operator.domain.topic_planning import Placer
+from kafka_zk_operator.service.backend import TopicBackend
 from kafka_zk_operator.service.reassignment.proposals import read_cluster
 
 #: Age after which the view is read from ZooKeeper again.
@@ -120,11 +120,11 @@ class ClusterViewCache:
             )
 
 
-_caches: weakref.WeakKeyDictionary[ZkStore, ClusterViewCache] = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[TopicBackend, ClusterViewCache] = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 
 
-def cache_for(store: ZkStore) -> ClusterViewCache:
+def cache_for(store: TopicBackend) -> ClusterViewCache:
     """The view cache of the cluster behind ``store`` (one per store, created on first use)."""
     with _caches_lock:
         cache = _caches.get(store)

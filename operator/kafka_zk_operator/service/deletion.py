@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.domain import model, topic_deletion
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.service.backend import TopicBackend
 from kafka_zk_operator.service.events import Event
 
 
@@ -23,7 +23,7 @@ class DeletionProgress:
 
 def delete_topic(
     resource: KafkaTopicResource,
-    store: ZkStore,
+    store: TopicBackend,
     *,
     marker_written_before: bool,
     requested_at: datetime | None = None,
@@ -75,9 +75,9 @@ def delete_topic(
 
 
 def _deletion_ignored(
-    store: ZkStore,
+    store: TopicBackend,
     topic: str,
-    versioned: Versioned[model.TopicAssignment],
+    versioned: model.Versioned[model.TopicAssignment],
     requested_at: datetime | None,
     now: datetime | None,
 ) -> bool:

@@ -1,10 +1,10 @@
 """Reconcile one KafkaTopic with Kafka: the single path taken by create, update, resume and resync.
 
 ``reconcile_topic`` runs observe → plan → apply → report. Observe: the topic as
-``ZkStore.read_topic`` returns it (one :class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`)
+the backend's ``read_topic`` returns it (one :class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`)
 and the live brokers, each read once and shared by planning and the status. Plan:
 ``domain.topic_planning.plan_topic`` against the spec parsed once by ``parse_resource``. Apply:
-the plan's writes through the versioned ``ZkStore`` (a config write conditional on the config
+the plan's writes through the cluster backend (``service.backend``; ZooKeeper: the versioned ``ZkStore``) (a config write conditional on the config
 version observed, added partitions on the topic znode's version read right before), then one
 re-read of the topic when something was written. Report: ``_report`` builds
 the status (``domain.topic_status``), events and retry in one place, for every path - paused or
@@ -23,11 +23,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
-from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors, topic_config, topic_names
 from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
-from kafka_zk_operator.domain.model import BrokerId
+from kafka_zk_operator.domain.model import BrokerId, Versioned
 from kafka_zk_operator.domain.topic_placement import Placement
 from kafka_zk_operator.domain.topic_planning import (
     DesiredTopic,
@@ -39,6 +37,7 @@ from kafka_zk_operator.domain.topic_planning import (
 from kafka_zk_operator.domain.topic_status import MAX_MESSAGE_LENGTH, ReconcileMode, build_topic_status
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
+from kafka_zk_operator.service.backend import TopicBackend
 from kafka_zk_operator.service.deletion import DeletionProgress as DeletionProgress
 from kafka_zk_operator.service.deletion import delete_topic as delete_topic
 from kafka_zk_operator.service.events import Event as Event
@@ -111,7 +110,7 @@ class _Pass:
 
 def reconcile_topic(
     resource: KafkaTopicResource,
-    store: ZkStore,
+    store: TopicBackend,
     *,
     previous_status: Mapping[str, Any],
     policies: TopicPolicies,
@@ -138,7 +137,7 @@ def reconcile_topic(
 
 def _managed_pass(
     resource: KafkaTopicResource,
-    store: ZkStore,
+    store: TopicBackend,
     previous_status: Mapping[str, Any],
     policies: TopicPolicies,
     rng: random.Random | None,
@@ -239,7 +238,7 @@ def _managed_pass(
     return done
 
 
-def _observe_for_status(store: ZkStore, topic: str) -> tuple[ObservedTopic | None, frozenset[BrokerId]]:
+def _observe_for_status(store: TopicBackend, topic: str) -> tuple[ObservedTopic | None, frozenset[BrokerId]]:
     """The topic and the live broker ids, only to report them; nothing when they cannot be read."""
     try:
         return store.read_topic(topic), frozenset(store.broker_ids())
@@ -279,7 +278,9 @@ def _report(
         observed_partitions=None
         if observed is None
         else (0 if observed.assignment is None else observed.assignment.partition_count),
-        reassignment_place=None if observed is None else (observed.in_reassignment, observed.reassignment_note),
+        reassignment_place=None
+        if observed is None
+        else (observed.in_reassignment, observed.reassignment_note),
     )
     if isinstance(done.outcome, errors.KzoError) and done.outcome.retryable:
         result.retry_message = done.outcome.message
@@ -291,16 +292,14 @@ def _warning(error: errors.KzoError) -> Event:
     return Event("Warning", error.reason.value, error.message)
 
 
-def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
+def _apply(store: TopicBackend, plan: TopicPlan, observed: ObservedTopic) -> None:
     """Carry out the plan's writes in order (config before partitions)."""
     topic = plan.topic
     if plan.create is not None:
         store.create_topic(topic, plan.create.assignment, plan.create.config, observed=observed)
         return
     if plan.alter_config is not None:
-        store.write_entity_config(
-            ConfigEntityType.TOPICS, topic, plan.alter_config.config, expected_version=observed.config_version
-        )
+        store.write_topic_config(topic, plan.alter_config.config, expected_version=observed.config_version)
     if plan.grow is not None:
         # Conditional on the topic znode as observed, which the new partitions were planned from
         # (the config write does not touch it): a change since fails the write, and the next pass
@@ -312,7 +311,7 @@ def _apply(store: ZkStore, plan: TopicPlan, observed: ObservedTopic) -> None:
 
 
 def _balanced_views(
-    desired: DesiredTopic, observed: ObservedTopic, store: ZkStore
+    desired: DesiredTopic, observed: ObservedTopic, store: TopicBackend
 ) -> cluster_views.ClusterViewCache | None:
     """The cluster view cache when this reconcile may place partitions by load, else None."""
     if desired.placement is not Placement.BALANCED or desired.assignment is not None:

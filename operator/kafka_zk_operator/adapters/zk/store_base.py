@@ -10,8 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
@@ -31,8 +30,7 @@ from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.session import kafka_acls
 from kafka_zk_operator.domain import errors, kafka_lines, model, znode_bounds
 from kafka_zk_operator.domain.migration import phase
-
-T = TypeVar("T")
+from kafka_zk_operator.domain.model import Versioned as Versioned
 
 #: A read sent ahead (:meth:`StoreBase.reading_ahead`): ``get`` (data and stat) or ``exists`` (stat).
 ReadAhead = tuple[Literal["get", "exists"], str]
@@ -61,14 +59,6 @@ def check_request_size(tx: Any, path: str) -> None:
             f"writing {path} takes a ZooKeeper request of {size:,} bytes, more than the {MAX_REQUEST_BYTES:,} "
             "a ZooKeeper server accepts (jute.maxbuffer); it is not sent"
         )
-
-
-@dataclass(frozen=True)
-class Versioned(Generic[T]):
-    """A decoded znode together with the ZooKeeper data version it was read at."""
-
-    value: T
-    version: int
 
 
 class StoreBase:

@@ -27,6 +27,10 @@ class ConfigStore(StoreBase):
             return None
         return Versioned(dict(znodes_config.ConfigEntityZNode.decode(got[0], path).config), got[1].version)
 
+    def write_topic_config(self, topic: str, config: Mapping[str, str], *, expected_version: int | None) -> None:
+        """:meth:`write_entity_config` of a topic (the backend protocol's name, ``service.backend``)."""
+        self.write_entity_config(ConfigEntityType.TOPICS, topic, config, expected_version=expected_version)
+
     def write_entity_config(
         self,
         entity_type: ConfigEntityType,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import busiest_broker_bytes, make_batches
 from kafka_zk_operator.domain.reassignment_plan import (
@@ -38,6 +37,7 @@ from kafka_zk_operator.domain.reassignment_request import (
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
 from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
+from kafka_zk_operator.service.backend import TopicBackend
 
 
 class PlanStorage(Protocol):
@@ -50,7 +50,7 @@ class PlanStorage(Protocol):
     def delete_configmaps(self, namespace: str, names: Sequence[str]) -> None: ...
 
 
-def read_cluster(store: ZkStore, topics: Sequence[str] | None = None) -> ClusterView:
+def read_cluster(store: TopicBackend, topics: Sequence[str] | None = None) -> ClusterView:
     """Live brokers and the assignments of ``topics`` (all topics when ``None``)."""
     brokers = {b.id: b.rack for b in store.live_brokers()}
     names = store.topic_names() if topics is None else sorted(set(topics))
