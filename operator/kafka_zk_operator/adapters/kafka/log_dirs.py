@@ -9,12 +9,10 @@ Used by ``kzo snapshot --sizes-from-bootstrap`` and by byte-balanced PartitionRe
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kafka_zk_operator.adapters.kafka import admin_client
 from kafka_zk_operator.domain import errors
 
 PartitionKey = tuple[str, int]
@@ -41,40 +39,16 @@ def sizes_from_log_dirs(responses: Iterable[Mapping[str, Any]]) -> dict[Partitio
     return sizes
 
 
-@contextlib.contextmanager
-def quiet(name: str) -> Iterator[None]:
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
 def fetch_sizes(bootstrap: str, *, client_id: str, timeout_s: float = 30.0) -> dict[PartitionKey, int]:
     """Ask every broker reachable through ``bootstrap`` for its replicas' sizes.
 
     :raises SizesUnavailable: kafka-python is missing, Kafka cannot be reached, or the request fails.
     """
-    try:
-        kafka_admin: Any = importlib.import_module("kafka.admin")
-        kafka_errors: Any = importlib.import_module("kafka.errors")
-    except ImportError:
-        raise SizesUnavailable(
-            "reading partition sizes needs the kafka-python package (pip install 'kafka-python>=3.0,<4')"
-        ) from None
-    with quiet("kafka"):
-        try:
-            admin = kafka_admin.KafkaAdminClient(
-                bootstrap_servers=bootstrap, client_id=client_id, request_timeout_ms=int(timeout_s * 1000)
-            )
-        except (kafka_errors.KafkaError, OSError, ValueError) as exc:
-            raise SizesUnavailable(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    with admin_client.admin_session(
+        bootstrap, client_id=client_id, timeout_s=timeout_s, unavailable=SizesUnavailable
+    ) as admin:
         try:
             responses = admin.describe_log_dirs()
-        except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+        except admin_client.failures() as exc:
             raise SizesUnavailable(f"DescribeLogDirs failed on {bootstrap}: {exc}") from None
-        finally:
-            admin.close()
     return sizes_from_log_dirs(responses)

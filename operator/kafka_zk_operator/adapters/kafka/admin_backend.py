@@ -1,0 +1,461 @@
+"""The Kafka Admin API topic backend: ``service.backend.TopicBackend`` through kafka-python 3.x.
+
+Where ZooKeeper is not authoritative (a migration past the KRaft controller's takeover, a KRaft
+cluster) the topic services read and write through this backend instead of ``adapters.zk.store``.
+It also works on ZooKeeper-mode brokers (2.4+ for the reassignment listing; the tests run it on
+3.9.2), which forward or apply every request themselves.
+
+Semantics, against the ZooKeeper store's:
+
+* Reads: DescribeTopics (Metadata: replicas, leader, ISR, topic id), DescribeConfigs keeping only
+  the topic's own overrides (``DYNAMIC_TOPIC_CONFIG``), ListPartitionReassignments for the adding
+  and removing replicas. No versions: ``config_version`` is None, ``assignment_version`` -1.
+* Writes: CreateTopics with the explicit assignment and the overrides in one request (atomic in
+  Kafka); config changes as describe → diff → one IncrementalAlterConfigs of only the differing
+  keys (nothing sent when equal); CreatePartitions for exactly the new partitions; DeleteTopics by
+  topic id. There is no compare-and-set: each write reads right before it, and a lost race shows
+  as ``VersionConflict`` (e.g. TOPIC_ALREADY_EXISTS) so the next pass plans again.
+* Deletion is immediate in KRaft's metadata, so nothing is ever "marked": a topic counts as
+  marked only while a deletion this backend requested has not finished (ZooKeeper-mode brokers
+  delete asynchronously). ``delete.topic.enable=false`` is answered at once; it is then reported
+  as a marker Kafka removed while keeping the topic (``service.deletion``: the resource is released
+  with a ``DeletionRefusedByKafka`` Warning).
+* A broker learns of changes asynchronously and kafka-python asks any broker, so a read right
+  after this backend's own create, growth or config change waits (bounded, ``read_your_writes_s``)
+  until the answer shows that write.
+
+Every write increments ``writes`` and calls ``on_write``; every error is a domain error
+(``adapters.kafka.admin_errors``), with the bootstrap servers named when Kafka cannot be reached.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
+from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
+from kafka_zk_operator.domain import errors, kafka_lines, model
+from kafka_zk_operator.domain.topic_plan import ObservedTopic
+
+T = TypeVar("T")
+
+#: The line whose rules apply when ``kafkaVersion`` is not set: the newest 3.x the operator models.
+ADMIN_LINE: kafka_lines.KafkaLine = max(line for line in kafka_lines.SUPPORTED_LINES if line >= (3, 0, 0))
+ADMIN_LINE_BASIS = (
+    "the Admin API (KRaft) shows no broker registration versions, so the operator follows its newest "
+    "3.x line; set kafkaVersion in the operator's cluster settings to change that"
+)
+#: Topic-level Metadata codes of a topic that exists but is not fully led yet.
+_STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
+
+
+class AdminBackend:
+    """Topic reads and writes through one ``KafkaAdminClient`` (created on first use).
+
+    :param bootstrap_servers: ``host:port,...`` of plaintext listeners.
+    :param client_id: the client id Kafka logs (``kzo-operator-<cluster>``).
+    :param kafka_version: the cluster's ``kafkaVersion`` setting (None: :data:`ADMIN_LINE`).
+    :param timeout_s: bound of each request and of the first bootstrap.
+    :param read_your_writes_s: how long a read waits for a broker to show this backend's own write.
+    :param on_write: called after every write that Kafka accepted (the runtime counts it).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        client_id: str,
+        kafka_version: kafka_lines.KafkaLine | None = None,
+        timeout_s: float = 15.0,
+        read_your_writes_s: float = 5.0,
+        on_write: Callable[[], None] | None = None,
+    ) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.client_id = client_id
+        self.kafka_version = kafka_version
+        self.timeout_s = timeout_s
+        self.read_your_writes_s = read_your_writes_s
+        self.on_write = on_write
+        #: Writes Kafka accepted (a no-op pass makes none).
+        self.writes = 0
+        self._lock = threading.Lock()
+        self._admin: Any = None
+        self._own = own_writes.OwnWrites()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        with self._lock:
+            admin, self._admin = self._admin, None
+        if admin is not None:
+            with admin_client.quiet("kafka"):
+                admin.close()
+
+    def _client(self) -> Any:
+        with self._lock:
+            if self._admin is None:
+                self._admin = admin_client.open_admin(
+                    self.bootstrap_servers, client_id=self.client_id, timeout_s=self.timeout_s
+                )
+            return self._admin
+
+    def _call(self, action: str, request: Callable[[Any], Any]) -> Any:
+        """``request(admin)``, its failures as domain errors (``admin_errors.mapped``)."""
+        admin = self._client()
+        with admin_errors.mapped(self.bootstrap_servers, action):
+            return request(admin)
+
+    def _raise_for(self, code: int, message: str | None, action: str) -> None:
+        admin_errors.raise_for(code, message, action=action, bootstrap=self.bootstrap_servers)
+
+    def _count_write(self) -> None:
+        with self._lock:
+            self.writes += 1
+        if self.on_write is not None:
+            self.on_write()
+
+    def _until_shown(self, read: Callable[[], T], shows: Callable[[T], bool]) -> T:
+        """``read()``, asked again for up to ``read_your_writes_s`` while its answer does not
+        ``shows`` this backend's last write (a broker that has not learned of it yet)."""
+        deadline = time.monotonic() + self.read_your_writes_s
+        while True:
+            answer = read()
+            if shows(answer) or time.monotonic() >= deadline:
+                return answer
+            time.sleep(0.1)
+
+    # ------------------------------------------------------------------ reads
+
+    def _describe_once(self, topic: str) -> Mapping[str, Any] | None:
+        described = self._call(f"describing topic {topic!r}", lambda admin: admin.describe_topics([topic]))
+        entry: Mapping[str, Any] | None = admin_results.topic_entry(described, topic)
+        if entry is not None:
+            code, message = admin_results.entry_error(entry)
+            if code in _STILL_LEADING and not entry.get("partitions"):
+                raise errors.ClusterUnavailable(
+                    f"Kafka at {self.bootstrap_servers} does not lead topic {topic!r} yet "
+                    f"({admin_errors.error_name(code)}); retrying"
+                )
+            if code not in _STILL_LEADING:
+                self._raise_for(code, message, f"describing topic {topic!r}")
+        return entry
+
+    def _describe(self, topic: str) -> Mapping[str, Any] | None:
+        """The topic's metadata (None: Kafka does not know it), showing this backend's own
+        create or growth of it if it made one lately."""
+        partitions, _ = self._own.written(topic)
+        if partitions is None:
+            return self._describe_once(topic)
+        return self._until_shown(
+            lambda: self._describe_once(topic),
+            lambda entry: entry is not None and len(admin_results.partitions_of(entry)) >= partitions,
+        )
+
+    def _overrides(self, topic: str) -> dict[str, str]:
+        """The topic's own config overrides (DescribeConfigs, source ``DYNAMIC_TOPIC_CONFIG``)."""
+        kafka_admin = admin_client.kafka_admin()
+        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
+
+        def read() -> dict[str, str]:
+            described = self._call(
+                f"describing the config of topic {topic!r}",
+                lambda admin: admin.describe_configs([resource]),
+            )
+            return admin_results.topic_overrides(described, topic)
+
+        _, written = self._own.written(topic)
+        if written is None:
+            return read()
+        return self._until_shown(read, lambda got: got == written)
+
+    def _moves(self, topic: str, partitions: Sequence[int] | None) -> dict[int, admin_results.PartitionMoves]:
+        """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
+        this topic's kept, when ``partitions`` is None)."""
+        asked = None if partitions is None else {topic: list(partitions)}
+        listing = self._call(
+            f"listing the partition reassignments of topic {topic!r}",
+            lambda admin: admin.list_partition_reassignments(asked),
+        )
+        return admin_results.moves_of(listing, topic)
+
+    def _marked(self, topic: str, entry: Mapping[str, Any]) -> bool:
+        topic_id = entry.get("topic_id")
+        return self._own.deletion_of(topic, str(topic_id) if topic_id else None)
+
+    def topic_names(self) -> list[str]:
+        return sorted(self._call("listing topics", lambda admin: admin.list_topics()))
+
+    def read_topic(
+        self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
+    ) -> ObservedTopic:
+        """The topic's metadata, overrides and reassignment place (three requests; one when Kafka
+        does not know the topic). ``expected_partitions`` is not needed: every read is one answer."""
+        entry = self._describe(topic)
+        if entry is None:
+            self._own.gone(topic)
+            return admin_results.observed_topic(None, overrides={}, moves={})
+        note = None
+        try:
+            moves = self._moves(topic, sorted(admin_results.partitions_of(entry)))
+        except errors.NotSupported as unsupported:  # brokers before 2.4: no KIP-455 listing
+            moves, note = {}, unsupported.message
+        return admin_results.observed_topic(
+            entry,
+            overrides=self._overrides(topic),
+            moves=moves,
+            marked_for_deletion=self._marked(topic, entry),
+            with_states=with_states,
+            reassignment_note=note,
+        )
+
+    def _registrations(self) -> list[AdminBroker]:
+        described = self._call("describing the cluster", lambda admin: admin.describe_cluster())
+        return [b for b in admin_results.brokers_of(described) if not b.fenced]
+
+    def read_topic_and_brokers(
+        self, topic: str, *, expected_partitions: int = 0
+    ) -> tuple[ObservedTopic, list[AdminBroker]]:
+        return self.read_topic(topic, expected_partitions=expected_partitions), self._registrations()
+
+    def read_assignment(self, topic: str) -> model.Versioned[model.TopicAssignment] | None:
+        """The assignment with the adding/removing replicas, at version -1 (no versions here)."""
+        entry = self._describe(topic)
+        if entry is None:
+            return None
+        moves = self._moves(topic, sorted(admin_results.partitions_of(entry)))
+        return model.Versioned(admin_results.topic_assignment(entry, moves), -1)
+
+    def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
+        entry = self._describe(topic)
+        return {} if entry is None else admin_results.partition_states(entry, partitions)
+
+    def broker_ids(self) -> list[int]:
+        return [b.broker.id for b in self._registrations()]
+
+    def live_brokers(self) -> list[model.Broker]:
+        """Registered, unfenced brokers with racks (DescribeCluster)."""
+        return [b.broker for b in self._registrations()]
+
+    def topics_marked_for_deletion(self) -> list[str]:
+        """Always empty: Kafka's DeleteTopics leaves no marker (KRaft deletes from its metadata at once)."""
+        return []
+
+    def cluster_line(self, registrations: Sequence[Any] | None = None) -> kafka_lines.ClusterLine:
+        """The ``kafkaVersion`` setting, else :data:`ADMIN_LINE` (no request either way)."""
+        if self.kafka_version is not None:
+            return kafka_lines.ClusterLine(
+                self.kafka_version, declared=True, basis="kafkaVersion in the operator's cluster settings"
+            )
+        return kafka_lines.ClusterLine(ADMIN_LINE, basis=ADMIN_LINE_BASIS)
+
+    def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
+        return bool(self._moves(topic, None)), None
+
+    def controller_registration_version(self) -> int | None:
+        """None: no ZooKeeper-mode controller registration is visible through the Admin API."""
+        return None
+
+    def last_zxid(self) -> int | None:
+        """None: there is no ZooKeeper session."""
+        return None
+
+    def wait_for_leaders(self, topic: str, partitions: int, timeout: float) -> bool:
+        """Poll DescribeTopics until each of the first ``partitions`` partitions has a leader;
+        False if one does not within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if admin_results.leaders_elected(self._describe_once(topic), partitions):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+
+    # ------------------------------------------------------------------ writes
+
+    def create_topic(
+        self,
+        topic: str,
+        partitions: Mapping[int, Sequence[int]],
+        config: Mapping[str, str],
+        *,
+        observed: ObservedTopic | None = None,
+    ) -> None:
+        """CreateTopics with exactly this assignment and these overrides (one request, atomic).
+
+        :raises VersionConflict: the topic exists already (the next pass adopts it).
+        :raises TopicBeingDeleted: this backend's deletion of that name has not finished.
+        :raises InvalidSpec: Kafka refused the assignment, a config or its create policy.
+        """
+        if (observed is not None and observed.marked_for_deletion) or self._own.deletion_pending(topic):
+            raise errors.TopicBeingDeleted(
+                f"topic {topic!r} is still being deleted by Kafka; it can be created again once Kafka has removed it"
+            )
+        action = f"creating topic {topic!r} with {len(partitions)} partitions"
+        request = {
+            topic: {
+                "assignments": {
+                    int(p): [int(b) for b in replicas] for p, replicas in sorted(partitions.items())
+                },
+                "configs": dict(config),
+            }
+        }
+        answer = self._call(
+            action,
+            lambda admin: admin.create_topics(
+                request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
+            ),
+        )
+        for result in answer.get("topics") or []:
+            code, message = admin_results.entry_error(result)
+            if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: created, still propagating
+                self._raise_for(code, message, action)
+        self._count_write()
+        self._own.wrote(topic, partitions=len(partitions), config=config)
+
+    def write_topic_config(
+        self, topic: str, config: Mapping[str, str], *, expected_version: int | None
+    ) -> None:
+        """Make the topic's overrides exactly ``config``: describe, then one IncrementalAlterConfigs
+        with SET for new or differing keys and DELETE for overrides not in ``config``; nothing is
+        sent when they are equal. ``expected_version`` is ignored (no versions in the Admin API).
+
+        :raises TopicBeingDeleted: Kafka does not know the topic (deleted, or being deleted).
+        :raises InvalidConfig: Kafka refused a value.
+        """
+        action = f"changing the config of topic {topic!r}"
+        operations = admin_results.config_operations(self._overrides(topic), config)
+        if not operations:
+            return
+        kafka_admin = admin_client.kafka_admin()
+        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic, configs=operations)
+        answer = self._call(
+            action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
+        )
+        code, message = admin_errors.alter_result(str((answer.get("topic") or {}).get(topic, "OK")))
+        if code == admin_errors.UNKNOWN_TOPIC_OR_PARTITION:
+            raise errors.TopicBeingDeleted(
+                f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written"
+            )
+        self._raise_for(code, message, action)
+        self._count_write()
+        self._own.wrote(topic, config=config)
+
+    def add_partitions(
+        self,
+        topic: str,
+        new_partitions: Mapping[int, Sequence[int]],
+        *,
+        expected: model.Versioned[model.TopicAssignment],
+    ) -> None:
+        """CreatePartitions for exactly ``new_partitions`` (numbered on from ``expected``'s count).
+
+        :raises InvalidPartitions: not a pure growth, or Kafka refused the new assignment.
+        :raises VersionConflict: the partition count is no longer ``expected``'s (or the topic is gone).
+        :raises ReassignmentInProgress / TopicBeingDeleted: not now (the ZooKeeper store's rules).
+        """
+        count = expected.value.partition_count
+        if not new_partitions or sorted(new_partitions) != list(range(count, count + len(new_partitions))):
+            raise errors.InvalidPartitions(
+                f"new partitions of {topic!r} must be numbered {count}..{count + max(len(new_partitions), 1) - 1} "
+                "(partitions are only ever added after the existing ones)"
+            )
+        entry = self._describe(topic)
+        if entry is None or self._marked(topic, entry):
+            raise errors.VersionConflict(
+                f"topic {topic!r} disappeared while adding partitions; re-reading it"
+            )
+        now = len(admin_results.partitions_of(entry))
+        if now != count:
+            raise errors.VersionConflict(
+                f"topic {topic!r} has {now} partitions, not the {count} its new partitions were planned from; re-reading it"
+            )
+        if expected.value.is_reassigning or self._moves(topic, list(range(count))):
+            raise errors.ReassignmentInProgress(
+                f"topic {topic!r} has partitions being reassigned; partitions are added once it finishes"
+            )
+        total = count + len(new_partitions)
+        action = f"adding partitions {count}..{total - 1} to topic {topic!r}"
+        request = {
+            topic: {
+                "count": total,
+                "assignments": [[int(b) for b in new_partitions[p]] for p in sorted(new_partitions)],
+            }
+        }
+        answer = self._call(
+            action,
+            lambda admin: admin.create_partitions(
+                request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
+            ),
+        )
+        for result in answer.results:
+            code, message = int(result.error_code), result.error_message
+            if code == admin_errors.INVALID_PARTITIONS:
+                again = self._describe_once(topic)
+                if again is None or len(admin_results.partitions_of(again)) != count:
+                    raise errors.VersionConflict(
+                        f"the partitions of topic {topic!r} changed while adding some ({message}); re-reading it"
+                    )
+            if code != admin_errors.REQUEST_TIMED_OUT:
+                self._raise_for(code, message, action)
+        self._count_write()
+        self._own.wrote(topic, partitions=total)
+
+    # ------------------------------------------------------------------ deletion
+
+    def is_marked_for_deletion(self, topic: str) -> bool:
+        """True only while a deletion this backend requested has not finished (the topic, with the
+        id it had then, still exists); Kafka itself keeps no marker."""
+        if not self._own.deletion_pending(topic):
+            return False
+        entry = self._describe_once(topic)
+        if entry is None:
+            self._own.gone(topic)
+            return False
+        return self._marked(topic, entry)
+
+    def mark_topic_for_deletion(self, topic: str) -> bool:
+        """DeleteTopics of the topic, by its id when Kafka reports one (a topic re-created under
+        the name meanwhile is not deleted). False when Kafka does not know the topic.
+
+        With ``delete.topic.enable=false`` Kafka refuses at once: True is returned all the same
+        (the request was made), and the topic is never reported as marked, which is what
+        ``service.deletion`` reads as "Kafka removed the marker but kept the topic".
+        """
+        entry = self._describe_once(topic)
+        if entry is None:
+            return False
+        topic_id = str(entry["topic_id"]) if entry.get("topic_id") else None
+        target: str | uuid.UUID = uuid.UUID(topic_id) if topic_id else topic
+        action = f"deleting topic {topic!r}"
+        answer = self._call(
+            action,
+            lambda admin: admin.delete_topics(
+                [target], timeout_ms=int(self.timeout_s * 1000), raise_errors=False
+            ),
+        )
+        for result in answer.get("topics") or []:
+            code, message = admin_results.entry_error(result)
+            if code == admin_errors.UNKNOWN_TOPIC_OR_PARTITION:
+                return False
+            if code == admin_errors.TOPIC_DELETION_DISABLED:
+                return True
+            if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: the deletion goes on
+                self._raise_for(code, message, action)
+        self._count_write()
+        self._own.deleting(topic, topic_id)
+        return True
+
+    def withdraw_deletion_marker(self, topic: str) -> bool:
+        """False: there is no marker to withdraw (Kafka answers a refused deletion at once)."""
+        return False
+
+    def topic_fully_deleted(self, topic: str) -> bool:
+        """Kafka's metadata no longer lists the topic."""
+        if self._describe_once(topic) is None:
+            self._own.gone(topic)
+            return True
+        return False

@@ -1,0 +1,62 @@
+"""adapters.kafka.admin_backend without a cluster: it is a ``service.backend.TopicBackend`` (mypy
+checks the typed assignment), refuses what is not a pure growth before asking Kafka, follows the
+declared line, and remembers its own writes (``own_writes``) for the reads that follow them."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_zk_operator.adapters.kafka import own_writes
+from kafka_zk_operator.adapters.kafka.admin_backend import ADMIN_LINE, AdminBackend
+from kafka_zk_operator.domain import errors, kafka_lines, model
+from kafka_zk_operator.service.backend import TopicBackend
+
+#: Nothing listens there; the backend connects on first use only, and these tests never use it.
+NOWHERE = "127.0.0.1:1"
+
+
+def test_the_admin_backend_is_a_topic_backend() -> None:
+    backend: TopicBackend = AdminBackend(NOWHERE, client_id="kzo-test")  # mypy checks the protocol
+    assert backend.writes == 0
+    assert backend.topics_marked_for_deletion() == []
+    assert backend.controller_registration_version() is None and backend.last_zxid() is None
+    assert backend.withdraw_deletion_marker("t") is False
+
+
+def test_the_line_is_the_declared_one_else_the_newest_3x_with_its_basis() -> None:
+    assert ADMIN_LINE == kafka_lines.NEWEST_LINE and ADMIN_LINE >= (3, 0, 0)
+    inferred = AdminBackend(NOWHERE, client_id="kzo-test").cluster_line()
+    assert inferred.line == ADMIN_LINE and not inferred.declared and "Admin API (KRaft)" in inferred.basis
+    declared = AdminBackend(NOWHERE, client_id="kzo-test", kafka_version=(3, 4, 0)).cluster_line([])
+    assert declared.line == (3, 4, 0) and declared.declared
+
+
+@pytest.mark.parametrize("new", [{}, {3: (1,)}, {2: (1,), 4: (2,)}, {1: (1,)}])
+def test_anything_but_a_pure_growth_is_refused_before_kafka_is_asked(new: dict[int, tuple[int, ...]]) -> None:
+    backend = AdminBackend(NOWHERE, client_id="kzo-test")
+    expected = model.Versioned(model.TopicAssignment(partitions={0: (1,), 1: (2,)}), -1)
+    with pytest.raises(errors.InvalidPartitions, match="must be numbered 2"):
+        backend.add_partitions("t", new, expected=expected)
+    assert backend.writes == 0
+
+
+def test_own_writes_are_remembered_for_a_while_and_merged() -> None:
+    now = [100.0]
+    own = own_writes.OwnWrites(clock=lambda: now[0])
+    assert own.written("t") == (None, None)
+    own.wrote("t", partitions=2, config={"retention.ms": "1"})
+    own.wrote("t", partitions=4)  # the growth keeps the config written before
+    assert own.written("t") == (4, {"retention.ms": "1"})
+    now[0] += own_writes.REMEMBER_S
+    assert own.written("t") == (None, None)
+
+
+def test_a_requested_deletion_covers_only_the_topic_id_it_was_asked_for() -> None:
+    own = own_writes.OwnWrites()
+    own.wrote("t", partitions=1)
+    own.deleting("t", "id-1")
+    assert own.written("t") == (None, None)
+    assert own.deletion_pending("t") and own.deletion_of("t", "id-1") and not own.deletion_of("t", "id-2")
+    assert not own.deletion_of("u", "id-1")
+    own.gone("t")
+    assert not own.deletion_pending("t") and not own.deletion_of("t", "id-1")
