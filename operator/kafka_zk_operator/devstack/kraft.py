@@ -191,11 +191,19 @@ class KRaftNode:
     def wait_listening(self, timeout: float = 120.0) -> None:
         wait_until(self.is_listening, timeout=timeout, what=f"{self.name} to listen", process=self.process)
 
-    def log_contains(self, text: str) -> bool:
-        if self.process is None:
-            return False
+    def log_size(self) -> int:
+        """The size of the node's log file now (a ``since`` for :meth:`log_contains`)."""
         try:
-            return text in self.process.log_path.read_text(errors="replace")
+            return (self.workdir / f"{self.name}.log").stat().st_size
+        except OSError:
+            return 0
+
+    def log_contains(self, text: str, *, since: int = 0) -> bool:
+        """True when the node's log, from byte ``since`` on, contains ``text``."""
+        try:
+            with (self.workdir / f"{self.name}.log").open("rb") as log:
+                log.seek(since)
+                return text.encode() in log.read()
         except OSError:
             return False
 
