@@ -45,6 +45,8 @@ BROKER = "broker"
 COMBINED = "broker,controller"
 #: ``KRaftSpec.controllers``: three combined nodes, or dedicated controller(s) beside the brokers.
 CONTROLLER_LAYOUTS = ("combined", "separate")
+#: Kafka lines ``KRaftStack`` runs (checked by tests/integration/test_kraft_stack.py).
+KRAFT_KAFKA_VERSIONS = (artifacts.DEFAULT_KAFKA_VERSION,)
 #: Kafka's main class of the storage tool (``bin/kafka-storage.sh``), in the kafka_2.13 jar of 3.x.
 STORAGE_TOOL = "kafka.tools.StorageTool"
 
