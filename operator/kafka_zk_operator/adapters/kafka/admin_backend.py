@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
+from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
 from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
@@ -53,7 +54,7 @@ ADMIN_LINE_BASIS = (
 _STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
 
 
-class AdminBackend:
+class AdminBackend(ReassignmentCalls):
     """Topic reads and writes through one ``KafkaAdminClient`` (created on first use).
 
     :param bootstrap_servers: ``host:port,...`` of plaintext listeners.

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kafka.admin import ConfigResource  # type: ignore[import-untyped]
-from kafka.admin._configs import AlterConfigOp  # type: ignore[import-untyped]
-from kafka.structs import TopicPartition as KafkaTopicPartition  # type: ignore[import-untyped]
+from kafka.admin import ConfigResource
+from kafka.admin._configs import AlterConfigOp
+from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_zk_operator.domain import errors, model
 
@@ -101,7 +101,7 @@ class ReassignmentCalls:
             f"reading the config of {entity_type} {name}",
             lambda admin: admin.describe_configs([resource], config_filter="modified"),
         )
-        found = next(iter(next(iter(described.values()), {}).values()), {})
+        found: Mapping[str, Mapping[str, Any]] = next(iter(next(iter(described.values()), {}).values()), {})
         values = overrides(found)
         return model.Versioned(values, -1) if values else None
 
