@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -186,16 +187,24 @@ class ZkToKRaftMigration:
         return time.monotonic() - started
 
     # ------------------------------------------------------------------ (b)
-    def enter_migration_mode(self, timeout: float = 240.0) -> float:
+    def enter_migration_mode(
+        self, timeout: float = 240.0, *, before_last_broker: Callable[[], None] | None = None
+    ) -> float:
         """Step 2: roll every broker into migration mode; wait for the KRaft controller's claim of
         ``/controller`` (``kraftControllerEpoch`` > 0) and the end of the copy (``/migration``
         ``kraft_metadata_offset`` > 0).
+
+        ``before_last_broker``: called before the last broker's restart, whose registration with
+        the quorum lets the KRaft controller take over (e.g. to start a reassignment that is then
+        in flight at the takeover; the restart waits for it to finish, as for every partition).
 
         :returns: the seconds it took.
         """
         started = time.monotonic()
         controller = self._controller()
         for broker_id in self.broker_ids:
+            if broker_id == self.broker_ids[-1] and before_last_broker is not None:
+                before_last_broker()
             broker = self.stack.brokers[broker_id]
             broker.stop()
             broker.extra_properties.update(migration_broker_properties(self.voters))

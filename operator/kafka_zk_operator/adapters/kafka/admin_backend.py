@@ -105,10 +105,23 @@ class AdminBackend(ReassignmentCalls):
             return self._admin
 
     def _call(self, action: str, request: Callable[[Any], Any]) -> Any:
-        """``request(admin)``, its failures as domain errors (``admin_errors.mapped``)."""
+        """``request(admin)``, its failures as domain errors (``admin_errors.mapped``).
+
+        A client that failed to reach Kafka is closed, and the next call builds a new one: during
+        a migration the brokers restart in another mode, and a client kept from before answered
+        every request sent to the controller with ``UnknownBrokerIdError`` from then on (its
+        cached metadata named a controller the cluster no longer had)."""
         admin = self._client()
-        with admin_errors.mapped(self.bootstrap_servers, action):
-            return request(admin)
+        try:
+            with admin_errors.mapped(self.bootstrap_servers, action):
+                return request(admin)
+        except errors.ClusterUnavailable:
+            with self._lock:
+                stale, self._admin = (self._admin, None) if self._admin is admin else (None, self._admin)
+            if stale is not None:
+                with admin_client.quiet("kafka"):
+                    stale.close()
+            raise
 
     def _raise_for(self, code: int, message: str | None, action: str) -> None:
         admin_errors.raise_for(code, message, action=action, bootstrap=self.bootstrap_servers)

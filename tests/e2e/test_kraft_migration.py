@@ -1,0 +1,251 @@
+"""A real ZooKeeper → KRaft migration while the operator runs: the resources stay Ready throughout.
+
+A ZooKeeper-mode Kafka 3.9 cluster of its own (ZooKeeper + brokers 1-3 in racks rack-a/b/c; a
+migration is one-way, so never the shared stack) is taken through Kafka's documented steps by
+``devstack.migration``: the migration controller, the brokers rolled into migration mode (the KRaft
+controller takes over), the brokers rolled to KRaft, the controller finalized. The operator serves
+it from a clusters file with ``zookeeper`` and ``bootstrapServers``, as docs/kraft-migration.md
+says to configure it. In each phase a create, a config change and a partition growth must reach
+Kafka, checked with a plain kafka-python client (never the operator's code); a throttled
+PartitionReassignment started right before the takeover is carried to completion with no throttle
+left on any broker or topic; the operator makes no ZooKeeper write after the takeover; the topic ids
+are unchanged at the end; a stopped broker shows up as under-replicated partitions.
+
+The seconds of each step and how long the initial metadata copy kept writes waiting are printed
+as ``[figures]`` (docs/kraft-migration.md, "Measured on the local stack").
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from kafka_zk_operator.devstack.migration import ZkToKRaftMigration
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
+from tests.conftest import KafkaCluster
+from tests.e2e.conftest import Resources, kafkatopic
+from tests.e2e.kafka_client import KafkaView
+from tests.e2e.reassignment_helpers import (
+    SLOW_RATE,
+    create_topic,
+    explicit_moves,
+    fill_slow,
+    kafka_broker_throttles,
+    kafka_topic_throttles,
+    wait_phase,
+)
+from tests.integration.helpers import wait_for
+
+
+@dataclass
+class Migrating:
+    steps: ZkToKRaftMigration
+    operator: OperatorProcess
+    view: KafkaView
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def migration_operator(
+    kafka_cluster: KafkaCluster,
+    operator: OperatorProcess,
+    crds: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Migrating]:
+    """The cluster to migrate and ``kzo operator`` serving it alone (the session operator stopped)."""
+    state: Path = tmp_path_factory.mktemp("migration")
+    stack = LocalStack(
+        StackSpec(with_kubernetes=False), state / "stack", progress=lambda m: print(f"[stack] {m}")
+    )
+    stack.up()
+    steps = ZkToKRaftMigration(stack)
+    clusters_file = state / "clusters.yaml"
+    entry = {
+        "name": "migrating",
+        "zookeeper": f"{stack.zk_hosts}{stack.spec.chroot}",
+        "bootstrapServers": steps.bootstrap_servers,
+    }
+    clusters_file.write_text(yaml.safe_dump({"clusters": [entry], "defaultCluster": "migrating"}))
+    operator.stop()
+    process = OperatorProcess(
+        kubeconfig=kafka_cluster.kubeconfig,
+        zk_connect="unused",
+        log_path=state / "operator.log",
+        extra_env={
+            "KZO_CLUSTERS_FILE": str(clusters_file),
+            "KZO_ZOOKEEPER": "",
+            "KZO_RESYNC_SECONDS": "5",
+            "KZO_CREATE_WAIT_SECONDS": "10",
+        },
+    )
+    view = KafkaView(steps.bootstrap_servers)
+    try:
+        process.start()
+        yield Migrating(steps, process, view)
+    finally:
+        view.close()
+        process.stop()
+        steps.stop()
+        operator.start()
+
+
+class CopyWatch:
+    """Polls ``/controller`` and ``/migration`` during step (b): when the KRaft controller claimed
+    the cluster and when its copy of the metadata ended (the window in which writes wait)."""
+
+    def __init__(self, steps: ZkToKRaftMigration) -> None:
+        self.steps = steps
+        self.claimed: float | None = None
+        self.copied: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CopyWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and self.copied is None:
+            try:
+                epoch = (self.steps.znode("/controller") or {}).get("kraftControllerEpoch", -1)
+                offset = (self.steps.znode("/migration") or {}).get("kraft_metadata_offset", -1)
+            except Exception:  # a ZooKeeper hiccup: ask again
+                epoch = offset = -1
+            now = time.monotonic()
+            if epoch > 0 and self.claimed is None:
+                self.claimed = now
+            if epoch > 0 and offset > 0:
+                self.copied = now
+            time.sleep(0.05)
+
+
+def _status(kts: Resources, namespace: str, name: str) -> dict[str, Any]:
+    return ((kts.get(namespace, name) or {}).get("status")) or {}
+
+
+def _ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: float = 120) -> dict[str, Any]:
+    """Ready for the current generation, and reconciled in ``phase``."""
+
+    def reached() -> dict[str, Any] | None:
+        body = kts.wait_ready(namespace, name, timeout=timeout)
+        status = body["status"]
+        shown = status.get("migrationPhase", "ZooKeeper")
+        return status if shown == phase else None
+
+    return wait_for(reached, timeout=timeout, what=f"{name} Ready in phase {phase}")
+
+
+def _changes_reach_kafka(
+    kts: Resources, namespace: str, view: KafkaView, phase: str, *, grow: str, retention: str, create: str
+) -> None:
+    """A config change of topic a, a growth of ``grow`` by one partition and a new topic, in ``phase``."""
+    kts.patch(namespace, "a", {"spec": {"config": {"retention.ms": retention}}})
+    partitions = len(view.describe(grow) or {}) + 1
+    kts.patch(namespace, grow, {"spec": {"partitions": partitions}})
+    kts.create(namespace, kafkatopic(create, partitions=2, rf=2))
+    for name in ("a", grow, create):
+        _ready_in(kts, namespace, name, phase)
+    wait_for(lambda: view.configs("a").get("retention.ms") == retention, what=f"a's retention.ms in {phase}")
+    wait_for(lambda: len(view.describe(grow) or {}) == partitions, what=f"{grow} grown in {phase}")
+    wait_for(lambda: view.describe(create), what=f"{create} created in {phase}")
+
+
+def _zk_writes(operator: OperatorProcess) -> float:
+    return operator.metric_sum("kzo_zookeeper_writes_total")
+
+
+def test_the_resources_stay_ready_through_a_real_migration(
+    migration_operator: Migrating, api_client: client.ApiClient, namespace: str
+) -> None:
+    m = migration_operator
+    kts = Resources(api_client, "kafkatopics")
+    kprs = Resources(api_client, "partitionreassignments")
+    view, steps = m.view, m.steps
+    started = time.monotonic()
+
+    # ZooKeeper mode.
+    kts.create(namespace, kafkatopic("a", partitions=3, rf=3, config={"retention.ms": "3600000"}))
+    kts.create(namespace, kafkatopic("b", partitions=2, rf=2))
+    ids = {name: _ready_in(kts, namespace, name, "ZooKeeper")["topicId"] for name in ("a", "b")}
+    assert "migrationPhase" not in _status(kts, namespace, "a")
+
+    # (a) The migration controller: pending. ZooKeeper is authoritative; new topics get an id.
+    m.figures["controller"] = steps.start_controller()
+    _changes_reach_kafka(kts, namespace, view, "MigrationPending", grow="b", retention="1800000", create="c")
+    assert _status(kts, namespace, "c")["backend"] == "ZooKeeper"
+    topic_znode = steps.znode("/brokers/topics/c") or {}
+    assert _status(kts, namespace, "c")["topicId"] == topic_znode.get("topic_id"), (
+        "a topic id Kafka's copy needs"
+    )
+    ids["c"] = topic_znode["topic_id"]
+
+    # (b) The brokers into migration mode; a throttled reassignment in flight at the takeover.
+    create_topic(view, "moving", {0: [1]})
+    fill_slow(view, "moving", 0)
+
+    def start_reassignment() -> None:
+        kprs.create(namespace, explicit_moves("across", "moving", {0: [2]}))
+        wait_for(
+            lambda: kafka_topic_throttles(view, "moving").get("follower.replication.throttled.replicas"),
+            timeout=60,
+            interval=0.2,
+            what="the reassignment's throttle before the takeover",
+        )
+
+    with CopyWatch(steps) as copy:
+        m.figures["migration mode"] = steps.enter_migration_mode(before_last_broker=start_reassignment)
+    assert copy.claimed is not None and copy.copied is not None
+    m.figures["writes waiting (initial copy)"] = copy.copied - copy.claimed
+    zk_writes_at_takeover = _zk_writes(m.operator)
+    done = wait_phase(kprs, namespace, "across", "Completed", timeout=240)
+    assert done["status"]["progress"]["partitionsDone"] == 1
+    assert {p: v["replicas"] for p, v in (view.describe("moving") or {}).items()} == {0: [2]}
+    wait_for(lambda: kafka_topic_throttles(view, "moving") == {}, what="the topic's throttle removed")
+    assert all(kafka_broker_throttles(view, broker) == {} for broker in (1, 2, 3))
+
+    # Hybrid: the Admin API.
+    _changes_reach_kafka(kts, namespace, view, "Hybrid", grow="b", retention="900000", create="d")
+    assert _status(kts, namespace, "d")["backend"] == "AdminAPI"
+
+    # (c) The brokers to KRaft: dual-write.
+    m.figures["brokers to KRaft"] = steps.migrate_brokers_to_kraft()
+    _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="c", retention="600000", create="e")
+    broker = steps.kraft_brokers[3]
+    broker.stop()
+    try:
+        wait_for(
+            lambda: _status(kts, namespace, "a").get("underReplicatedPartitions") == 3,
+            timeout=60,
+            what="a's partitions under-replicated with broker 3 stopped",
+        )
+    finally:
+        broker.start()
+    wait_for(lambda: _status(kts, namespace, "a").get("underReplicatedPartitions") == 0, timeout=120)
+
+    # (d) Finalized: still the Admin API; a deletion.
+    m.figures["finalize"] = steps.finalize()
+    _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="d", retention="300000", create="f")
+    kts.delete(namespace, "b")
+    wait_for(lambda: "b" not in view.topic_names(), timeout=90, what="Kafka to delete b")
+
+    assert _zk_writes(m.operator) == zk_writes_at_takeover, "no ZooKeeper write after the takeover"
+    assert m.operator.metric_sum("kzo_admin_api_writes_total") > 0
+    for name, topic_id in ids.items():
+        if name != "b":
+            assert _status(kts, namespace, name)["topicId"] == topic_id, f"{name} kept its topic id"
+    m.figures["whole walk-through"] = time.monotonic() - started
+    print("[figures] " + json.dumps({k: round(v, 1) for k, v in m.figures.items()}))
