@@ -71,7 +71,7 @@ class AdminBackend:
         client_id: str,
         kafka_version: kafka_lines.KafkaLine | None = None,
         timeout_s: float = 15.0,
-        read_your_writes_s: float = 5.0,
+        read_your_writes_s: float = 2.0,
         on_write: Callable[[], None] | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
