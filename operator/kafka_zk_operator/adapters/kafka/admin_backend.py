@@ -103,16 +103,17 @@ class AdminBackend:
                 )
             return self._admin
 
-    def _call(self, action: str, request: Callable[[Any], Any]) -> Any:
+    def call(self, action: str, request: Callable[[Any], Any]) -> Any:
         """``request(admin)``, its failures as domain errors (``admin_errors.mapped``)."""
         admin = self._client()
         with admin_errors.mapped(self.bootstrap_servers, action):
             return request(admin)
 
-    def _raise_for(self, code: int, message: str | None, action: str) -> None:
+    def raise_for(self, code: int, message: str | None, action: str) -> None:
+        """Raise the domain error of an answer's error code (``admin_errors.error_for``); nothing for 0."""
         admin_errors.raise_for(code, message, action=action, bootstrap=self.bootstrap_servers)
 
-    def _count_write(self) -> None:
+    def count_write(self) -> None:
         with self._lock:
             self.writes += 1
         if self.on_write is not None:
@@ -131,7 +132,7 @@ class AdminBackend:
     # ------------------------------------------------------------------ reads
 
     def _describe_once(self, topic: str) -> Mapping[str, Any] | None:
-        described = self._call(f"describing topic {topic!r}", lambda admin: admin.describe_topics([topic]))
+        described = self.call(f"describing topic {topic!r}", lambda admin: admin.describe_topics([topic]))
         entry: Mapping[str, Any] | None = admin_results.topic_entry(described, topic)
         if entry is not None:
             code, message = admin_results.entry_error(entry)
@@ -141,7 +142,7 @@ class AdminBackend:
                     f"({admin_errors.error_name(code)}); retrying"
                 )
             if code not in _STILL_LEADING:
-                self._raise_for(code, message, f"describing topic {topic!r}")
+                self.raise_for(code, message, f"describing topic {topic!r}")
         return entry
 
     def _describe(self, topic: str) -> Mapping[str, Any] | None:
@@ -161,7 +162,7 @@ class AdminBackend:
         resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
 
         def read() -> dict[str, str]:
-            described = self._call(
+            described = self.call(
                 f"describing the config of topic {topic!r}",
                 lambda admin: admin.describe_configs([resource]),
             )
@@ -176,7 +177,7 @@ class AdminBackend:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
         this topic's kept, when ``partitions`` is None)."""
         asked = None if partitions is None else {topic: list(partitions)}
-        listing = self._call(
+        listing = self.call(
             f"listing the partition reassignments of topic {topic!r}",
             lambda admin: admin.list_partition_reassignments(asked),
         )
@@ -187,7 +188,7 @@ class AdminBackend:
         return self._own.deletion_of(topic, str(topic_id) if topic_id else None)
 
     def topic_names(self) -> list[str]:
-        return sorted(self._call("listing topics", lambda admin: admin.list_topics()))
+        return sorted(self.call("listing topics", lambda admin: admin.list_topics()))
 
     def read_topic(
         self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
@@ -213,7 +214,7 @@ class AdminBackend:
         )
 
     def _registrations(self) -> list[AdminBroker]:
-        described = self._call("describing the cluster", lambda admin: admin.describe_cluster())
+        described = self.call("describing the cluster", lambda admin: admin.describe_cluster())
         return [b for b in admin_results.brokers_of(described) if not b.fenced]
 
     def read_topic_and_brokers(
@@ -303,7 +304,7 @@ class AdminBackend:
                 "configs": dict(config),
             }
         }
-        answer = self._call(
+        answer = self.call(
             action,
             lambda admin: admin.create_topics(
                 request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -312,8 +313,8 @@ class AdminBackend:
         for result in answer.get("topics") or []:
             code, message = admin_results.entry_error(result)
             if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: created, still propagating
-                self._raise_for(code, message, action)
-        self._count_write()
+                self.raise_for(code, message, action)
+        self.count_write()
         self._own.wrote(topic, partitions=len(partitions), config=config)
 
     def write_topic_config(
@@ -332,7 +333,7 @@ class AdminBackend:
             return
         kafka_admin = admin_client.kafka_admin()
         resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic, configs=operations)
-        answer = self._call(
+        answer = self.call(
             action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
         )
         code, message = admin_errors.alter_result(str((answer.get("topic") or {}).get(topic, "OK")))
@@ -340,8 +341,8 @@ class AdminBackend:
             raise errors.TopicBeingDeleted(
                 f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written"
             )
-        self._raise_for(code, message, action)
-        self._count_write()
+        self.raise_for(code, message, action)
+        self.count_write()
         self._own.wrote(topic, config=config)
 
     def add_partitions(
@@ -385,7 +386,7 @@ class AdminBackend:
                 "assignments": [[int(b) for b in new_partitions[p]] for p in sorted(new_partitions)],
             }
         }
-        answer = self._call(
+        answer = self.call(
             action,
             lambda admin: admin.create_partitions(
                 request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -400,8 +401,8 @@ class AdminBackend:
                         f"the partitions of topic {topic!r} changed while adding some ({message}); re-reading it"
                     )
             if code != admin_errors.REQUEST_TIMED_OUT:
-                self._raise_for(code, message, action)
-        self._count_write()
+                self.raise_for(code, message, action)
+        self.count_write()
         self._own.wrote(topic, partitions=total)
 
     # ------------------------------------------------------------------ deletion
@@ -431,7 +432,7 @@ class AdminBackend:
         topic_id = str(entry["topic_id"]) if entry.get("topic_id") else None
         target: str | uuid.UUID = uuid.UUID(topic_id) if topic_id else topic
         action = f"deleting topic {topic!r}"
-        answer = self._call(
+        answer = self.call(
             action,
             lambda admin: admin.delete_topics(
                 [target], timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -444,8 +445,8 @@ class AdminBackend:
             if code == admin_errors.TOPIC_DELETION_DISABLED:
                 return True
             if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: the deletion goes on
-                self._raise_for(code, message, action)
-        self._count_write()
+                self.raise_for(code, message, action)
+        self.count_write()
         self._own.deleting(topic, topic_id)
         return True
 
