@@ -191,3 +191,17 @@ def test_a_topic_created_by_someone_else_meanwhile_is_adopted_by_the_next_pass(
         assert adopted.writes == 0 and backend.writes == 0
     finally:
         backend.close()
+
+
+def test_balanced_placement_reads_the_cluster_through_the_admin_backend(
+    backend: AdminBackend, kafka: KafkaView, kafka_cluster: KafkaCluster, unique_topic: str
+) -> None:
+    """``service.cluster_views`` (``read_cluster``: every topic's assignment) works on this backend too."""
+    resource = _resource(unique_topic, partitions=6, replicationFactor=2, placement="Balanced")
+    result = reconcile_topic(resource, backend, previous_status={}, policies=POLICIES)
+    assert result.outcome is errors.Reason.CREATED, result.outcome
+    described = kafka.describe(unique_topic)
+    assert described is not None and len(described) == 6
+    racks = {b.id: b.rack for b in kafka_cluster.brokers}
+    for entry in described.values():  # rack-aware: each partition's two replicas on two racks
+        assert len({racks[b] for b in entry["replicas"]}) == 2, described
