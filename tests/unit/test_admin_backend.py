@@ -60,3 +60,16 @@ def test_a_requested_deletion_covers_only_the_topic_id_it_was_asked_for() -> Non
     assert not own.deletion_of("u", "id-1")
     own.gone("t")
     assert not own.deletion_pending("t") and not own.deletion_of("t", "id-1")
+
+
+def test_a_read_is_asked_again_until_it_shows_the_write_and_no_longer_than_allowed() -> None:
+    answers = iter([None, None, 3, 4])
+    assert own_writes.until_shown(5.0, lambda: next(answers), lambda got: got is not None, pause_s=0) == 3
+    asked: list[int] = []
+
+    def read() -> int:
+        asked.append(1)
+        return len(asked)
+
+    assert own_writes.until_shown(0.05, read, lambda got: False, pause_s=0.01) == len(asked)
+    assert 1 <= len(asked) < 20

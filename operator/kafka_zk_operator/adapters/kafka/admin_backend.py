@@ -34,14 +34,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
 from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
-
-T = TypeVar("T")
 
 #: The line whose rules apply when ``kafkaVersion`` is not set: the newest 3.x the operator models.
 ADMIN_LINE: kafka_lines.KafkaLine = max(line for line in kafka_lines.SUPPORTED_LINES if line >= (3, 0, 0))
@@ -82,21 +80,22 @@ class AdminBackend:
         self.on_write = on_write
         #: Writes Kafka accepted (a no-op pass makes none).
         self.writes = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards writes
+        self._connecting = threading.Lock()  # one bootstrap at a time
         self._admin: Any = None
         self._own = own_writes.OwnWrites()
 
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        with self._lock:
+        with self._connecting:
             admin, self._admin = self._admin, None
         if admin is not None:
             with admin_client.quiet("kafka"):
                 admin.close()
 
     def _client(self) -> Any:
-        with self._lock:
+        with self._connecting:
             if self._admin is None:
                 self._admin = admin_client.open_admin(
                     self.bootstrap_servers, client_id=self.client_id, timeout_s=self.timeout_s
@@ -118,16 +117,6 @@ class AdminBackend:
             self.writes += 1
         if self.on_write is not None:
             self.on_write()
-
-    def _until_shown(self, read: Callable[[], T], shows: Callable[[T], bool]) -> T:
-        """``read()``, asked again for up to ``read_your_writes_s`` while its answer does not
-        ``shows`` this backend's last write (a broker that has not learned of it yet)."""
-        deadline = time.monotonic() + self.read_your_writes_s
-        while True:
-            answer = read()
-            if shows(answer) or time.monotonic() >= deadline:
-                return answer
-            time.sleep(0.1)
 
     # ------------------------------------------------------------------ reads
 
@@ -151,7 +140,8 @@ class AdminBackend:
         partitions, _ = self._own.written(topic)
         if partitions is None:
             return self._describe_once(topic)
-        return self._until_shown(
+        return own_writes.until_shown(
+            self.read_your_writes_s,
             lambda: self._describe_once(topic),
             lambda entry: entry is not None and len(admin_results.partitions_of(entry)) >= partitions,
         )
@@ -171,7 +161,7 @@ class AdminBackend:
         _, written = self._own.written(topic)
         if written is None:
             return read()
-        return self._until_shown(read, lambda got: got == written)
+        return own_writes.until_shown(self.read_your_writes_s, read, lambda got: got == written)
 
     def _moves(self, topic: str, partitions: Sequence[int] | None) -> dict[int, admin_results.PartitionMoves]:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
