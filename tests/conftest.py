@@ -27,6 +27,7 @@ from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.stack import BrokerInfo, LocalStack, StackSpec
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
+from tests.kraft_stack import KRaftCluster, start_kraft_cluster
 
 MAIN_KAFKA_VERSION = os.environ.get("KZO_TEST_KAFKA_VERSION", artifacts.DEFAULT_KAFKA_VERSION)
 
@@ -266,6 +267,17 @@ def kafka_cluster_factory(
     finally:
         for stack in started.values():
             _throw_away(stack)
+
+
+@pytest.fixture(scope="session")
+def kraft_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
+    """A native KRaft Kafka 3.9 cluster (no ZooKeeper): controller 3000 and brokers 1-3 in racks
+    rack-a/b/c (``tests/kraft_stack.py``); stopped gracefully at the end (~1 s)."""
+    cluster = start_kraft_cluster(tmp_path_factory.mktemp("kraft"))
+    try:
+        yield cluster
+    finally:
+        cluster.stack.down()
 
 
 @pytest.fixture(scope="module")

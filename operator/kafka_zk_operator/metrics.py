@@ -46,6 +46,11 @@ STATUS_REFRESHES = Counter(
     ["cluster"],
 )
 ZK_WRITES = Counter("kzo_zookeeper_writes_total", "ZooKeeper writes (transactions count once)", ["cluster"])
+ADMIN_WRITES = Counter(
+    "kzo_admin_api_writes_total",
+    "Kafka Admin API write requests (CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics...)",
+    ["cluster"],
+)
 LEADER = Gauge("kzo_leader", "1 while this replica is the elected leader (always 1 without leader election)")
 ZK_CONNECTED = Gauge(
     "kzo_zookeeper_session_connected", "1 while the ZooKeeper session is connected", ["cluster"]

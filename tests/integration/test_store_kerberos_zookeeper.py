@@ -311,7 +311,7 @@ def test_a_ticket_zookeeper_cannot_open_is_refused_in_one_line(
         server.wait_ready(timeout=60)
         connect = f"localhost:{server.port}"
         # While its key is current the operator logs in (sasl.service names ZooKeeper's principal).
-        client = session.connect(_cluster(tmp_path, {**krb.entry(service="zk2"), "zookeeper": connect}).settings.zookeeper)
+        client = session.connect(_cluster(tmp_path, {**krb.entry(service="zk2"), "zookeeper": connect}).settings.zk)
         try:
             assert client.exists("/") is not None
         finally:

@@ -72,7 +72,7 @@ def _cluster(
     path.write_text(yaml.safe_dump({"clusters": [{"name": "main", **entry}]}))
     cluster = config.load({"KZO_CLUSTERS_FILE": str(path)}).clusters[0]
     if connection_timeout_s is not None:  # not a clusters-file key; only to keep failing tests short
-        zookeeper = dataclasses.replace(cluster.zookeeper, connection_timeout_s=connection_timeout_s)
+        zookeeper = dataclasses.replace(cluster.zk, connection_timeout_s=connection_timeout_s)
         cluster = dataclasses.replace(cluster, zookeeper=zookeeper)
     return ClusterRuntime(cluster, patcher=None)
 
@@ -317,7 +317,7 @@ def test_a_session_whose_login_is_refused_on_reconnect_is_replaced(
     )
     entry = {**zk.entry(), "zookeeper": server.connect}  # no chroot
     runtime = _cluster(tmp_path, entry)
-    raw = session.connect(runtime.settings.zookeeper)  # what a first broker would have created
+    raw = session.connect(runtime.settings.zk)  # what a first broker would have created
     try:
         raw.ensure_path("/brokers/ids")
     finally:

@@ -37,7 +37,7 @@ def _keytab(tmp_path: Path, name: str = "operator.keytab", data: bytes = b"\x05\
 def _load(tmp_path: Path, content: str) -> SaslSettings:
     path = tmp_path / "clusters.yaml"
     path.write_text(content)
-    sasl = load({"KZO_CLUSTERS_FILE": str(path)}).clusters[0].zookeeper.sasl
+    sasl = load({"KZO_CLUSTERS_FILE": str(path)}).clusters[0].zk.sasl
     assert sasl is not None
     return sasl
 
@@ -135,7 +135,7 @@ def test_every_cluster_shares_one_keytab(tmp_path: Path) -> None:
     same = "clusters:\n" + cluster("a", first, "kafka/a@R") + cluster("b", first, "kafka/b@R")
     path = tmp_path / "same.yaml"
     path.write_text(same)
-    assert [c.zookeeper.sasl.keytab for c in load({"KZO_CLUSTERS_FILE": str(path)}).clusters if c.zookeeper.sasl] == [
+    assert [c.zk.sasl.keytab for c in load({"KZO_CLUSTERS_FILE": str(path)}).clusters if c.zk.sasl] == [
         first,
         first,
     ]

@@ -78,24 +78,24 @@ defaultCluster: main
     settings = load({"KZO_CLUSTERS_FILE": clusters_file})
     main, legacy = settings.clusters
     assert settings.default_cluster == "main"
-    assert main.zookeeper.connect == "zk-0.zk:2181,zk-1.zk:2181/kafka"
-    assert main.zookeeper.session_timeout_s == 18.0
-    assert main.zookeeper.sasl is not None
-    assert (main.zookeeper.sasl.username, main.zookeeper.sasl.password) == ("kafka", "s3cret")
-    assert main.zookeeper.digest_auth == ("super:pw",)
-    assert main.zookeeper.tls is not None and main.zookeeper.tls.verify_certs is True
-    assert legacy.zookeeper.connect == "[::1]:2182/legacy"
-    assert legacy.zookeeper.session_timeout_s == 12.5
-    assert legacy.zookeeper.secure_acls is True
-    assert legacy.zookeeper.tls is not None and legacy.zookeeper.tls.verify_certs is False
+    assert main.zk.connect == "zk-0.zk:2181,zk-1.zk:2181/kafka"
+    assert main.zk.session_timeout_s == 18.0
+    assert main.zk.sasl is not None
+    assert (main.zk.sasl.username, main.zk.sasl.password) == ("kafka", "s3cret")
+    assert main.zk.digest_auth == ("super:pw",)
+    assert main.zk.tls is not None and main.zk.tls.verify_certs is True
+    assert legacy.zk.connect == "[::1]:2182/legacy"
+    assert legacy.zk.session_timeout_s == 12.5
+    assert legacy.zk.secure_acls is True
+    assert legacy.zk.tls is not None and legacy.zk.tls.verify_certs is False
 
 
 def test_defaults_apply_when_only_a_zookeeper_is_set() -> None:
     settings = load({"KZO_ZOOKEEPER": "127.0.0.1:2181/kafka"})
     assert settings == OperatorSettings(clusters=settings.clusters)
     assert settings.clusters[0].name == "default"
-    assert settings.clusters[0].zookeeper.connect == "127.0.0.1:2181/kafka"
-    assert settings.clusters[0].zookeeper.session_timeout_s == 18.0
+    assert settings.clusters[0].zk.connect == "127.0.0.1:2181/kafka"
+    assert settings.clusters[0].zk.session_timeout_s == 18.0
 
 
 def test_empty_values_mean_the_defaults() -> None:
@@ -193,7 +193,7 @@ def test_edge_values_that_make_sense_are_accepted(
     ["zk:2181", "zk-0:2181,zk-1:2181,zk-2:2181/kafka", "10.0.0.1:2181/a/b", "[::1]:2181/kafka", "zk:2181/"],
 )
 def test_valid_connect_strings_are_accepted(connect: str) -> None:
-    assert load({"KZO_ZOOKEEPER": connect}).clusters[0].zookeeper.connect == connect
+    assert load({"KZO_ZOOKEEPER": connect}).clusters[0].zk.connect == connect
 
 
 # --- 1. clusters items that are not mappings -------------------------------------------------------
@@ -209,7 +209,7 @@ def test_valid_connect_strings_are_accepted(connect: str) -> None:
 )
 def test_a_clusters_item_that_is_not_a_mapping(tmp_path: Path, content: str, got: str) -> None:
     message = _file_error(tmp_path, content)
-    assert "clusters[0] must be a mapping with 'name' and 'zookeeper' keys" in message
+    assert "clusters[0] must be a mapping with 'name' and 'zookeeper' (or, for a KRaft cluster" in message
     assert got in message
 
 
@@ -224,7 +224,7 @@ def test_a_clusters_item_that_is_not_a_mapping(tmp_path: Path, content: str, got
         (CLUSTER + "defaultCluster: [main]\n", "defaultCluster ['main'] is not one of ['main']"),
         (CLUSTER + "  - name: main\n    zookeeper: zk2:2181\n", "cluster names must be unique"),
         ("clusters:\n  - zookeeper: zk:2181\n", "clusters[0].name must be a non-empty string"),
-        ("clusters:\n  - name: main\n", "clusters[0].zookeeper must be a ZooKeeper connect string"),
+        ("clusters:\n  - name: main\n", "clusters[0] needs zookeeper, the brokers' zookeeper.connect"),
     ],
 )
 def test_a_clusters_file_with_the_wrong_shape(tmp_path: Path, content: str, expected: str) -> None:
@@ -475,7 +475,7 @@ def test_an_unusable_sasl_or_tls_section(tmp_path: Path, snippet: str, expected:
 def test_an_encrypted_key_s_passphrase_is_read_from_key_password_file(tmp_path: Path) -> None:
     secret = _file(tmp_path, "key-pass\n", "key-password")
     content = CLUSTER + f"    tls: {{certFile: /tls.crt, keyFile: /tls.key, keyPasswordFile: {secret}}}\n"
-    tls = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zookeeper.tls
+    tls = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zk.tls
     assert tls is not None and tls.key_password == "key-pass"
 
 
@@ -490,7 +490,7 @@ def test_gssapi_needs_no_password_and_mechanisms_are_case_insensitive(
 ) -> None:
     monkeypatch.setattr(zk_settings, "kerberos_binding_installed", lambda: True)  # not this test's concern
     content = CLUSTER + "    sasl: {mechanism: gssapi, principal: kafka/operator@EXAMPLE.COM}\n"
-    sasl = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zookeeper.sasl
+    sasl = load({"KZO_CLUSTERS_FILE": _file(tmp_path, content)}).clusters[0].zk.sasl
     assert sasl is not None and (sasl.mechanism, sasl.principal) == ("GSSAPI", "kafka/operator@EXAMPLE.COM")
 
 
@@ -499,9 +499,9 @@ def test_hostname_verification_is_on_unless_turned_off(tmp_path: Path) -> None:
     off = load(
         {"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + "    tls: {verifyHostname: false}\n", "off.yaml")}
     )
-    assert on.clusters[0].zookeeper.tls is not None and on.clusters[0].zookeeper.tls.verify_hostname is True
+    assert on.clusters[0].zk.tls is not None and on.clusters[0].zk.tls.verify_hostname is True
     assert (
-        off.clusters[0].zookeeper.tls is not None and off.clusters[0].zookeeper.tls.verify_hostname is False
+        off.clusters[0].zk.tls is not None and off.clusters[0].zk.tls.verify_hostname is False
     )
 
 
@@ -610,3 +610,35 @@ def test_bootstrap_servers_are_read(tmp_path: Path, snippet: str, expected: str 
 )
 def test_bad_bootstrap_servers_are_one_line(tmp_path: Path, snippet: str, expected: str) -> None:
     assert expected in _file_error(tmp_path, CLUSTER + snippet)
+
+
+# --- KRaft clusters: bootstrapServers and no zookeeper --------------------------------------------
+
+KRAFT = "clusters:\n  - name: kraft\n    bootstrapServers: kafka-0:9092,kafka-1:9092\n"
+
+
+def test_a_cluster_with_bootstrap_servers_and_no_zookeeper_is_a_kraft_cluster(tmp_path: Path) -> None:
+    (cluster,) = load({"KZO_CLUSTERS_FILE": _file(tmp_path, KRAFT + '    kafkaVersion: "3.9"\n')}).clusters
+    assert cluster.zookeeper is None
+    assert cluster.bootstrap_servers == "kafka-0:9092,kafka-1:9092"
+    assert cluster.kafka_version == (3, 9, 0)
+    with pytest.raises(SettingsError, match="has no zookeeper"):
+        cluster.zk  # noqa: B018 - the property raises
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        ("    secureAcls: true\n", "clusters[0].secureAcls configures the ZooKeeper connection"),
+        ("    sessionTimeoutSeconds: 18\n", "clusters[0].sessionTimeoutSeconds configures the ZooKeeper"),
+        ("    sasl: {mechanism: DIGEST-MD5}\n", "clusters[0].sasl configures the ZooKeeper connection"),
+        ('    kafkaVersion: "2.8"\n', "kafkaVersion 2.8 has no KRaft mode, so this cluster needs zookeeper"),
+    ],
+)
+def test_a_kraft_cluster_refuses_zookeeper_settings(tmp_path: Path, snippet: str, expected: str) -> None:
+    assert expected in _file_error(tmp_path, KRAFT + snippet)
+
+
+def test_a_cluster_with_neither_zookeeper_nor_bootstrap_servers_says_what_it_needs(tmp_path: Path) -> None:
+    message = _file_error(tmp_path, "clusters:\n  - name: main\n")
+    assert "or, for a KRaft cluster, bootstrapServers" in message

@@ -31,6 +31,7 @@ from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.cli.zk_reading import quiet_logger
+from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
 
@@ -80,7 +81,8 @@ def _run(args: argparse.Namespace) -> int:
     timeout: float = args.timeout
     checks: list[tuple[str, Callable[[], str]]] = []
     for cluster in settings.clusters:
-        checks.append((f"zookeeper {cluster.name}", functools.partial(_zookeeper, cluster, timeout)))
+        if cluster.zookeeper is not None:  # a KRaft cluster has none: its Kafka check is all
+            checks.append((f"zookeeper {cluster.name}", functools.partial(_zookeeper, cluster.zookeeper, timeout)))
         if cluster.bootstrap_servers:
             checks.append((f"kafka {cluster.name}", functools.partial(_kafka, cluster, timeout)))
     if not args.no_api:
@@ -98,8 +100,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _zookeeper(cluster: config.ClusterSettings, timeout_s: float) -> str:
-    connection = dataclasses.replace(cluster.zookeeper, connection_timeout_s=timeout_s, read_only=True)
+def _zookeeper(zookeeper: ZkConnectionSettings, timeout_s: float) -> str:
+    connection = dataclasses.replace(zookeeper, connection_timeout_s=timeout_s, read_only=True)
     with quiet_logger("kazoo"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
         try:

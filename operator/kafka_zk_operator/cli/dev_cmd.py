@@ -1,4 +1,5 @@
-"""``kzo dev``: run the local stack (ZooKeeper, racked Kafka brokers, etcd + kube-apiserver).
+"""``kzo dev``: run the local stack (ZooKeeper, racked Kafka brokers, etcd + kube-apiserver), or with
+``up --kraft`` a KRaft-only Kafka cluster (``devstack.kraft``: no ZooKeeper, no API server).
 
 ``up`` starts everything in the background and returns; ``status`` shows what runs and where;
 ``env`` prints shell exports (KUBECONFIG, KZO_ZOOKEEPER, KZO_BOOTSTRAP); ``logs`` shows log files;
@@ -16,7 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from kafka_zk_operator.cli.main import CliError
-from kafka_zk_operator.devstack import artifacts, demo, flux, images, kerberos, node, tools, topicmappr
+from kafka_zk_operator.devstack import (
+    artifacts,
+    demo,
+    flux,
+    images,
+    kerberos,
+    kraft,
+    node,
+    ports,
+    tools,
+    topicmappr,
+)
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
@@ -65,6 +77,19 @@ def register(subparsers: Any) -> None:
         help=f"Kafka line to run in ZooKeeper mode (default {artifacts.DEFAULT_KAFKA_VERSION})",
     )
     up.add_argument("--no-kubernetes", action="store_true", help="skip etcd and kube-apiserver")
+    up.add_argument(
+        "--kraft",
+        action="store_true",
+        help="start a KRaft-only Kafka cluster instead (no ZooKeeper, no API server); brokers on "
+        "BASE+10+id, controllers on BASE+50.. (see --kraft-controllers)",
+    )
+    up.add_argument(
+        "--kraft-controllers",
+        choices=kraft.CONTROLLER_LAYOUTS,
+        default="combined",
+        help="with --kraft: 'combined' (default; the first 3 brokers are also the controller quorum) or "
+        "'separate' (one dedicated controller, node 3000, beside the brokers)",
+    )
     up.add_argument(
         "--node",
         action="store_true",
@@ -168,6 +193,8 @@ def _up(args: argparse.Namespace) -> int:
     if args.base_port < 0 or args.base_port > 65000:
         raise CliError(f"--base-port must be between 0 and 65000, got {args.base_port}")
     racks = tuple(r.strip() for r in args.racks.split(",") if r.strip())
+    if args.kraft:
+        return _up_kraft(args, racks)
     spec = StackSpec(
         brokers=args.brokers,
         zookeeper_servers=args.zookeeper_servers,
@@ -210,6 +237,37 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _up_kraft(args: argparse.Namespace, racks: tuple[str, ...]) -> int:
+    """``kzo dev up --kraft``: a KRaft-only cluster, recorded in the same state file ``down`` reads."""
+    if args.operator or args.apply or args.node or args.zookeeper_servers != 1:
+        raise CliError("--operator, --apply, --node and --zookeeper-servers do not apply to --kraft")
+    if args.kafka_version not in kraft.KRAFT_KAFKA_VERSIONS:
+        raise CliError(
+            f"--kraft runs Kafka {', '.join(kraft.KRAFT_KAFKA_VERSIONS)}, not {args.kafka_version}"
+        )
+    spec = kraft.KRaftSpec(
+        brokers=args.brokers,
+        controllers=args.kraft_controllers,
+        racks=racks,
+        kafka_version=args.kafka_version,
+        base_port=args.base_port or None,
+    )
+    try:
+        stack = kraft.KRaftStack(spec, _state_dir(args))
+        state = stack.up()  # stops what it started when it fails
+    except StackError as exc:
+        raise CliError(str(exc)) from exc
+    print(f"Kafka:       {state.bootstrap_servers}  (KRaft, cluster id {stack.cluster_id})")
+    for node_ in stack.nodes.values():
+        if node_.broker_port is None:
+            print(f"  node {node_.node_id} ({node_.roles}): {ports.LOOPBACK}:{node_.controller_port}")
+        else:
+            print(f"  node {node_.node_id} ({node_.roles}): {node_.bootstrap} rack={node_.rack}")
+    print(f"Logs:        {_state_dir(args)}  (kzo dev logs)")
+    print('Environment: eval "$(kzo dev env)"   Stop: kzo dev down')
+    return 0
+
+
 def _prepare(args: argparse.Namespace) -> int:
     try:
         artifacts.require_assets()
@@ -239,7 +297,9 @@ def _prepare(args: argparse.Namespace) -> int:
             node.install_node_packages()
             print(f"kube-node: {artifacts.k8s_bins(node=True) / 'kube-node'}")
             print(f"coredns: {artifacts.coredns_binary()}")
-            print(f"syft: {artifacts.syft_binary()}")  # the SBOMs of make release (tests/node/test_release.py)
+            print(
+                f"syft: {artifacts.syft_binary()}"
+            )  # the SBOMs of make release (tests/node/test_release.py)
             built = (images.pause_image(), images.project_image("runtime"), images.project_image("spark"))
             for image in built:
                 print(f"image {image.reference}: {image.archive} ({image.size_bytes / 1e6:.0f} MB)")
@@ -330,7 +390,7 @@ def _status(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "zookeeper": state.zk_connect,
+                    "zookeeper": None if kraft.is_kraft_state(state) else state.zk_connect,
                     "bootstrap": state.bootstrap_servers,
                     "apiserver": state.apiserver,
                     "kubeconfig": state.kubeconfig,
@@ -343,7 +403,8 @@ def _status(args: argparse.Namespace) -> int:
     print(f"{'COMPONENT':<16} {'PID':>8}  STATE")
     for name, row in rows.items():
         print(f"{name:<16} {row['pid']:>8}  {'running' if row['running'] else 'stopped'}")
-    print(f"\nZooKeeper {state.zk_connect}   Kafka {state.bootstrap_servers}")
+    zookeeper = "" if kraft.is_kraft_state(state) else f"ZooKeeper {state.zk_connect}   "
+    print(f"\n{zookeeper}Kafka {state.bootstrap_servers}")
     if state.apiserver:
         print(f"API server {state.apiserver}   KUBECONFIG={state.kubeconfig}")
     return 0 if all(row["running"] for row in rows.values()) else 1
@@ -353,7 +414,8 @@ def _env(args: argparse.Namespace) -> int:
     state = _load(args)
     if state.kubeconfig:
         print(f"export KUBECONFIG={state.kubeconfig}")
-    print(f"export KZO_ZOOKEEPER={state.zk_connect}")
+    if not kraft.is_kraft_state(state):
+        print(f"export KZO_ZOOKEEPER={state.zk_connect}")
     print(f"export KZO_BOOTSTRAP={state.bootstrap_servers}")
     return 0
 

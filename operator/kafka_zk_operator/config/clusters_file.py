@@ -184,12 +184,21 @@ def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
 def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
     if not isinstance(raw, Mapping):
         raise SettingsError(
-            f"{where} must be a mapping with 'name' and 'zookeeper' keys "
-            f"(e.g. '- name: main' / '  zookeeper: zk:2181/kafka'), got {kind_of(raw)}"
+            f"{where} must be a mapping with 'name' and 'zookeeper' (or, for a KRaft cluster, "
+            f"'bootstrapServers') keys (e.g. '- name: main' / '  zookeeper: zk:2181/kafka'), got {kind_of(raw)}"
         )
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SettingsError(f"{where}.name must be a non-empty string")
+    bootstrap = _bootstrap_servers(raw.get("bootstrapServers"), f"{where}.bootstrapServers")
+    line = kafka_version(raw.get("kafkaVersion"), f"{where}.kafkaVersion")
+    if raw.get("zookeeper") is None and bootstrap is not None:
+        return _kraft_cluster(raw, where, name, bootstrap, line)
+    if raw.get("zookeeper") is None:
+        raise SettingsError(
+            f"{where} needs zookeeper, the brokers' zookeeper.connect (like {_CONNECT_FORMAT}), or, for "
+            "a KRaft cluster, bootstrapServers (the brokers' listeners, e.g. 'kafka-0:9092,kafka-1:9092')"
+        )
     connect = connect_string(raw.get("zookeeper"), f"{where}.zookeeper")
     sasl = None
     s = _section(raw, "sasl", where)
@@ -223,12 +232,31 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
         tls=tls,
         secure_acls=_flag(raw, "secureAcls", where, False),
     )
-    return ClusterSettings(
-        name=name,
-        zookeeper=zk,
-        kafka_version=kafka_version(raw.get("kafkaVersion"), f"{where}.kafkaVersion"),
-        bootstrap_servers=_bootstrap_servers(raw.get("bootstrapServers"), f"{where}.bootstrapServers"),
-    )
+    return ClusterSettings(name=name, zookeeper=zk, kafka_version=line, bootstrap_servers=bootstrap)
+
+
+#: The keys that configure the ZooKeeper connection, meaningless for a cluster without one.
+_ZOOKEEPER_KEYS = ("sasl", "tls", "digestAuthFile", "secureAcls", "sessionTimeoutSeconds")
+
+
+def _kraft_cluster(
+    raw: Mapping[Any, Any], where: str, name: str, bootstrap: str, line: kafka_lines.KafkaLine | None
+) -> ClusterSettings:
+    """A cluster with ``bootstrapServers`` and no ``zookeeper``: a KRaft cluster (3.x KRaft, a
+    finalized migration, or 4.x), served through the Kafka Admin API alone."""
+    given = [key for key in _ZOOKEEPER_KEYS if raw.get(key) is not None]
+    if given:
+        raise SettingsError(
+            f"{where}.{given[0]} configures the ZooKeeper connection, and this cluster has no "
+            "zookeeper (a KRaft cluster, served through bootstrapServers): remove it, or add the "
+            "brokers' zookeeper.connect as zookeeper"
+        )
+    if line is not None and not kafka_lines.runs_kraft(line):
+        raise SettingsError(
+            f"{where}: kafkaVersion {kafka_lines.line_name(line)} has no KRaft mode, so this cluster "
+            "needs zookeeper (the brokers' zookeeper.connect); KRaft clusters run Kafka 3.3 or newer"
+        )
+    return ClusterSettings(name=name, zookeeper=None, kafka_version=line, bootstrap_servers=bootstrap)
 
 
 _HOST_PORT = re.compile(r"^[A-Za-z0-9._\[\]:-]+:[0-9]{1,5}$")
@@ -255,7 +283,7 @@ def _one_keytab(clusters: list[ClusterSettings], label: str) -> None:
     one per operator process, which may hold the keys of several principals."""
     keytabs: dict[str, str] = {}
     for cluster in clusters:
-        sasl = cluster.zookeeper.sasl
+        sasl = cluster.zookeeper.sasl if cluster.zookeeper is not None else None
         if sasl is not None and sasl.keytab is not None:
             keytabs.setdefault(sasl.keytab, cluster.name)
     if len(keytabs) > 1:

@@ -19,12 +19,25 @@ def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:
 @dataclass(frozen=True)
 class ClusterSettings:
     name: str
-    zookeeper: ZkConnectionSettings
+    #: ``None``: a KRaft cluster (no ZooKeeper), served through ``bootstrap_servers`` alone.
+    zookeeper: ZkConnectionSettings | None
     #: ``kafkaVersion``: the oldest line the brokers run; ``None`` infers it from the registrations.
     kafka_version: kafka_lines.KafkaLine | None = None
     #: ``bootstrapServers``: Kafka listeners (plaintext ``HOST:PORT,...``) for what only the
     #: brokers know (partition sizes, for byte-balanced reassignments); ``None``: not configured.
     bootstrap_servers: str | None = None
+
+    @property
+    def zk(self) -> ZkConnectionSettings:
+        """The ZooKeeper connection, for code that only runs on a ZooKeeper cluster.
+
+        :raises SettingsError: a KRaft cluster (no ``zookeeper`` in its settings).
+        """
+        if self.zookeeper is None:
+            raise SettingsError(
+                f"cluster {self.name!r} has no zookeeper (a KRaft cluster, served through bootstrapServers)"
+            )
+        return self.zookeeper
 
 
 #: Resources of one kind kopf handles at once by default (measured: issue #16, docs/performance.md).

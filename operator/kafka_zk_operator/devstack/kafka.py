@@ -9,25 +9,11 @@ from kafka_zk_operator.devstack import java, ports
 from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 
 
-def broker_properties(
-    *,
-    broker_id: int,
-    rack: str | None,
-    port: int,
-    log_dir: Path,
-    zk_connect: str,
-    cluster_size: int,
-    extra: dict[str, str] | None = None,
-) -> str:
+def broker_tuning(cluster_size: int) -> dict[str, str]:
+    """The settings every test broker gets, ZooKeeper-mode or KRaft (``devstack.kraft``): small thread
+    pools and buffers, internal topics sized for ``cluster_size`` brokers, no auto-created topics."""
     replication = str(min(3, cluster_size))
-    props = {
-        "broker.id": str(broker_id),
-        "listeners": f"PLAINTEXT://{ports.LOOPBACK}:{port}",
-        "advertised.listeners": f"PLAINTEXT://{ports.LOOPBACK}:{port}",
-        "log.dirs": str(log_dir),
-        "zookeeper.connect": zk_connect,
-        "zookeeper.session.timeout.ms": "10000",
-        "zookeeper.connection.timeout.ms": "30000",
+    return {
         "delete.topic.enable": "true",
         "auto.create.topics.enable": "false",
         "num.partitions": "1",
@@ -45,6 +31,28 @@ def broker_properties(
         "log.cleaner.dedupe.buffer.size": "2097152",
         "controlled.shutdown.enable": "true",
         "replica.lag.time.max.ms": "10000",
+    }
+
+
+def broker_properties(
+    *,
+    broker_id: int,
+    rack: str | None,
+    port: int,
+    log_dir: Path,
+    zk_connect: str,
+    cluster_size: int,
+    extra: dict[str, str] | None = None,
+) -> str:
+    props = {
+        "broker.id": str(broker_id),
+        "listeners": f"PLAINTEXT://{ports.LOOPBACK}:{port}",
+        "advertised.listeners": f"PLAINTEXT://{ports.LOOPBACK}:{port}",
+        "log.dirs": str(log_dir),
+        "zookeeper.connect": zk_connect,
+        "zookeeper.session.timeout.ms": "10000",
+        "zookeeper.connection.timeout.ms": "30000",
+        **broker_tuning(cluster_size),
     }
     if rack is not None:
         props["broker.rack"] = rack

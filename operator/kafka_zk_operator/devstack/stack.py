@@ -16,6 +16,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -423,7 +424,7 @@ def read_state(state_dir: Path) -> StackState | None:
         ) from exc
 
 
-STOP_ORDER = ("operator", "kafka-", "kube-apiserver", "etcd", "zookeeper")
+STOP_ORDER = ("operator", "kafka-", "kraft-controller-", "kube-apiserver", "etcd", "zookeeper")
 NODE_PROCESSES = (
     "kube-controller-manager",
     "kube-scheduler",
@@ -454,6 +455,14 @@ def stop_recorded(state: StackState) -> list[str]:
     def order(name: str) -> int:
         return next((i for i, prefix in enumerate(STOP_ORDER) if name.startswith(prefix)), 0)
 
+    if (
+        state.spec.get("mode") == "kraft"
+    ):  # devstack.kraft: combined nodes stop together, keeping their quorum
+        brokers = {name: recorded.pop(name) for name in list(recorded) if name.startswith("kafka-")}
+        running = [(name, proc) for name, proc in brokers.items() if proc.is_running()]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda item: item[1].stop(timeout=60), running))
+        stopped += [name for name, _ in running]
     for name, proc in sorted(recorded.items(), key=lambda item: order(item[0])):
         if proc.is_running():
             proc.stop(timeout=60 if name.startswith("kafka-") else 15)

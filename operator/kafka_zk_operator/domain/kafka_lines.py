@@ -50,6 +50,9 @@ SUPPORTED_LINES: tuple[KafkaLine, ...] = (
 )
 OLDEST_LINE: KafkaLine = SUPPORTED_LINES[0]
 NEWEST_LINE: KafkaLine = SUPPORTED_LINES[-1]
+#: The first line whose KRaft mode is production-ready (KIP-833): a cluster without ZooKeeper runs
+#: at least this.
+OLDEST_KRAFT_LINE: KafkaLine = (3, 3, 0)
 
 #: ``/brokers/ids`` JSON version → (oldest, newest) line a broker writing it may run.
 _REGISTRATION_RANGES: Mapping[int, tuple[KafkaLine, KafkaLine]] = {
@@ -86,6 +89,11 @@ def parse_line(text: str) -> KafkaLine:
             f"Kafka {line_name(OLDEST_LINE)} to {line_name(NEWEST_LINE)}"
         )
     return line
+
+
+def runs_kraft(line: KafkaLine) -> bool:
+    """Whether brokers of ``line`` can run without ZooKeeper (KRaft mode)."""
+    return line >= OLDEST_KRAFT_LINE
 
 
 def registration_range(registration_version: int) -> tuple[KafkaLine, KafkaLine]:

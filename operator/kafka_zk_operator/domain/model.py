@@ -84,3 +84,26 @@ class TopicAssignment:
     @property
     def is_reassigning(self) -> bool:
         return bool(self.adding_replicas) or bool(self.removing_replicas)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: TopicName
+    partition: PartitionId
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReassignment:
+    """One partition's reassignment as Kafka holds it (an entry of ``/admin/reassign_partitions``,
+    or one of ListPartitionReassignments): the target replica list, preferred leader first."""
+
+    topic: TopicName
+    partition: PartitionId
+    replicas: tuple[BrokerId, ...]
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)

@@ -44,7 +44,7 @@ from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.runtime.resource_index import ResourceIndex
 from kafka_zk_operator.runtime.resync_gate import ResyncGate
-from kafka_zk_operator.service import topics
+from kafka_zk_operator.service import migration_report, topics
 
 #: Period of the level-based resync (``handlers.kafkatopic_resync``).
 RESYNC_SECONDS = float(os.environ.get("KZO_RESYNC_SECONDS", "60") or 60)
@@ -166,9 +166,10 @@ def _reconcile_now(
     resource = parse_resource(body)
     settings: OperatorSettings = memo.settings
     pool: ClusterPool = memo.clusters
+    runtime = None
     try:
         runtime = pool.get(resource.cluster)
-        store = runtime.store()
+        backend = runtime.backend()
     except errors.KzoError as error:
         new_status = build_topic_status(
             topic_name=resource.topic_name,
@@ -177,6 +178,8 @@ def _reconcile_now(
             outcome=error,
             previous=status,
         )
+        if runtime is not None:  # e.g. the initial metadata copy: the phase is known
+            new_status.update(migration_report.phase_fields(runtime.phase, status))
         _patch_status(patch, uid, new_status)
         _tally.record(resource.ref, ready_labels(resource.cluster or "", new_status))
         _post(
@@ -194,29 +197,36 @@ def _reconcile_now(
         recreate_deleted=settings.deleted_topic_drift == "recreate",
         create_wait_seconds=settings.create_wait_seconds,
     )
-    health = runtime.health
+    # The ZooKeeper store watches partition state znodes and records what a pass read (a resync
+    # of an unchanged topic reads nothing); the Admin API backend has neither: its resyncs poll.
+    store = backend if isinstance(backend, ZkStore) else None
+    health = runtime.health if store is not None else None
+    if store is None and runtime.health is not None:
+        runtime.health.untrack(resource.topic_name, resource.ref)  # frozen znodes after the takeover
     conflict_with = _conflict_with(index, memo, resource)
     # Watch-driven refreshes write the live partition fields too; kopf's patch lands after this
     # handler returns, so the reporter is told what it carries (see runtime.health).
     with (
         health.reconciling(resource.topic_name, resource.ref)
         if health is not None
-        else contextlib.nullcontext(HandlerWrite(read_since=store.last_zxid()))
-    ) as written, store.recording_stamps() as read:
+        else contextlib.nullcontext(HandlerWrite(read_since=backend.last_zxid()))
+    ) as written, store.recording_stamps() if store is not None else contextlib.nullcontext(ReadStamps()) as read:
         read_from = written.read_since  # the session's last zxid before this reconcile's read
         result = topics.reconcile_topic(
             resource,
-            store,
+            backend,
             previous_status=status,
             policies=policies,
             conflict_with=conflict_with,
         )
+        result.status.update(migration_report.phase_fields(runtime.phase, status))
+        result.events.extend(migration_report.phase_events(runtime.phase, status))
         changes = status_changes(
             status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds
         )
         if changes:  # an in-sync resync patches nothing
             _patch_status(patch, uid, changes)
-        if result.read_only and not changes and read_from is not None:
+        if store is not None and result.read_only and not changes and read_from is not None:
             key = unchanged.resync_key(body.get("metadata", {}).get("annotations"), resource, conflict_with)
             clean = _clean_read(store, resource.topic_name, key, read_from, result, status, settings, read)
             if clean is not None:
@@ -375,7 +385,7 @@ def _delete(
     try:
         progress = topics.delete_topic(
             resource,
-            runtime.store(),
+            runtime.backend(),
             marker_written_before=marker_written_before,
             requested_at=parse_timestamp(requested),
             now=_now(),

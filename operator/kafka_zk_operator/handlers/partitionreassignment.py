@@ -139,7 +139,7 @@ def _reconcile_now(body: kopf.Body, memo: Any, index: ResourceIndex) -> bool:
         result = reassignments.reconcile(
             resource.ref,
             _api(memo),
-            lambda: pool.get(resource.cluster_name).store(),
+            lambda: pool.get(resource.cluster_name).backend(reassignments=True),
             cluster=cluster,
             queue=entries,
             cluster_of=lambda other: _cluster_name(memo, other),
@@ -217,6 +217,9 @@ async def partitionreassignment_poll(body: kopf.Body, memo: Any, **kwargs: Any) 
 
     def arm(callback: Callable[[object], None]) -> bool:
         assert runtime is not None
+        if not runtime.zookeeper_authoritative():
+            # The Admin API backend: no znode to watch (KRaft ignores it); a plain timeout.
+            raise errors.NotSupported("no reassignment znode to watch")
         return runtime.store().watch_reassignment(callback)
 
     while True:
@@ -242,7 +245,7 @@ def partitionreassignment_delete(body: kopf.Body, memo: Any, **_: Any) -> None:
             result = reassignments.delete(
                 resource.ref,
                 _api(memo),
-                lambda: pool.get(resource.cluster_name).store(),
+                lambda: pool.get(resource.cluster_name).backend(reassignments=True),
                 settings=_settings(),
                 now=datetime.now(UTC),
             )

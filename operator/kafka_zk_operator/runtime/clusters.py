@@ -1,4 +1,11 @@
-"""One ZooKeeper session (and ``ZkStore``) per configured Kafka cluster, opened on first use.
+"""Per configured Kafka cluster: its ZooKeeper session (``ZkStore``) and its Kafka Admin API
+backend, each opened on first use, and the choice between them for each pass (:meth:`backend`).
+
+The choice follows the ZooKeeper → KRaft migration phase, read again for every pass
+(``domain.migration.phase``; nothing is cached across a phase change): the ZooKeeper store while
+ZooKeeper is authoritative, the Admin API backend once a KRaft controller owns the cluster
+(hybrid, dual-write, finalized) and for a cluster configured without ``zookeeper`` (KRaft);
+during the initial metadata copy, or with no controller, the pass is refused as retryable.
 
 A lost connection is reported as ``ClusterUnavailable`` by the store; kazoo reconnects by
 itself, except after the server refused its login on a reconnect (e.g. a SASL password changed
@@ -22,6 +29,7 @@ from collections.abc import Callable
 
 from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.kafka import log_dirs
+from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
 from kafka_zk_operator.adapters.zk import fence, session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
@@ -30,6 +38,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.migration import phase
 from kafka_zk_operator.runtime.health import HealthReporter, StatusPatcher
 from kafka_zk_operator.runtime.leadership import LeaderElector
+from kafka_zk_operator.service.backend import ReassignmentBackend
 
 
 class ClusterRuntime:
@@ -49,6 +58,9 @@ class ClusterRuntime:
         self._lock = threading.Lock()
         self._client: session.ZkSession | None = None
         self._store: ZkStore | None = None
+        self._admin: AdminBackend | None = None
+        #: The phase the last :meth:`backend` call decided (``None``: not read yet).
+        self.phase: phase.PhaseDecision | None = None
         self.health: HealthReporter | None = None
         #: ``/brokers/ids`` was seen once: the chroot is a Kafka cluster's.
         self._kafka_seen = False
@@ -68,8 +80,91 @@ class ClusterRuntime:
             )
         return log_dirs.fetch_sizes(bootstrap, client_id=f"kzo-operator-{self.name}")
 
+    def backend(self, *, reassignments: bool = False) -> ReassignmentBackend:
+        """The backend of this pass, chosen from the migration phase read now.
+
+        ``reassignments``: for a PartitionReassignment. While a migration is pending it goes
+        through the Admin API when ``bootstrapServers`` is set (the ZooKeeper-mode controller
+        carries it out; no ``/admin/reassign_partitions`` is left behind that a controller elected
+        after a rollback would act on again).
+
+        :raises KRaftMigrationDetected: (retryable) a phase in which neither may write: the
+            initial metadata copy, no controller, or a KRaft controller and no ``bootstrapServers``.
+        :raises ClusterUnavailable: ZooKeeper or the bootstrap servers do not answer.
+        """
+        if self.settings.zookeeper is None:
+            admin = self.admin()
+            self._note(phase.decide(phase.ProbeFacts(zookeeper=False)))
+            return admin
+        store = self.store()
+        decision = store.read_phase()
+        self.phase = decision
+        pending = decision.phase is phase.Phase.MIGRATION_PENDING
+        if decision.backend is phase.Backend.ZOOKEEPER and not (
+            reassignments and pending and self.settings.bootstrap_servers
+        ):
+            return store
+        if decision.backend is phase.Backend.ZOOKEEPER:
+            return self.admin()
+        if decision.backend is phase.Backend.ADMIN and self.settings.bootstrap_servers is not None:
+            return self.admin()
+        message = decision.reason
+        if decision.backend is phase.Backend.ADMIN:
+            message += (
+                f" Cluster {self.name!r} has no bootstrapServers, so the operator cannot reach the Admin "
+                "API: add the brokers' listeners to the clusters file (clusters[].bootstrapServers)."
+            )
+        if decision.warning is not None:
+            message += f" {decision.warning}"
+        raise errors.KRaftMigrationDetected(message, phase=decision.phase.value)
+
+    def zookeeper_authoritative(self) -> bool:
+        """ZooKeeper decided the last pass (its reassignment znode's watch means something)."""
+        return self.settings.zookeeper is not None and (
+            self.phase is None
+            or (
+                self.phase.backend is phase.Backend.ZOOKEEPER
+                and self.phase.phase is not phase.Phase.MIGRATION_PENDING
+            )
+        )
+
+    def admin(self) -> AdminBackend:
+        """The cluster's Admin API backend, built on first use (it connects on its first request).
+
+        :raises NotSupported: the cluster has no ``bootstrapServers``.
+        """
+        bootstrap = self.settings.bootstrap_servers
+        if bootstrap is None:
+            raise errors.NotSupported(
+                f"cluster {self.name!r} has no bootstrapServers, which the Kafka Admin API needs: add the "
+                "brokers' listeners to the clusters file (clusters[].bootstrapServers)"
+            )
+        with self._lock:
+            if self._admin is None:
+                self._admin = AdminBackend(
+                    bootstrap,
+                    client_id=f"kzo-operator-{self.name}",
+                    kafka_version=self.settings.kafka_version,
+                )
+                self._admin.on_write = lambda: metrics.ADMIN_WRITES.labels(self.name).inc()
+            return self._admin
+
+    def _note(self, decision: phase.PhaseDecision) -> None:
+        if self.phase is None or self.phase.phase is not decision.phase:
+            self._on_phase(decision)
+        self.phase = decision
+
     def store(self) -> ZkStore:
-        """The cluster's store, connecting on first use. :raises ClusterUnavailable:"""
+        """The cluster's ZooKeeper store, connecting on first use.
+
+        :raises ClusterUnavailable: :raises NotSupported: a KRaft cluster (no ``zookeeper``).
+        """
+        zookeeper = self.settings.zookeeper
+        if zookeeper is None:
+            raise errors.NotSupported(
+                f"cluster {self.name!r} is a KRaft cluster (no zookeeper in its settings), and this needs "
+                "ZooKeeper: PartitionReassignments run on ZooKeeper-mode clusters only for now"
+            )
         with self._lock:
             if self._client is not None and session.has_given_up(self._client):  # we never stop one we keep
                 self._close()
@@ -77,13 +172,13 @@ class ClusterRuntime:
                 with warnings.catch_warnings():
                     # kazoo's "No chroot path exists" warning: _require_kafka says it properly.
                     warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
-                    client = session.connect(self.settings.zookeeper)
+                    client = session.connect(zookeeper)
                 session.on_connection_change(client, self._on_connection_change)
                 metrics.ZK_CONNECTED.labels(self.name).set(1)
                 self._client = client
                 self._store = ZkStore(
                     client,
-                    secure_acls=self.settings.zookeeper.secure_acls,
+                    secure_acls=zookeeper.secure_acls,
                     kafka_version=self.settings.kafka_version,
                     create_batch_seconds=self._create_batch_seconds,
                 )
@@ -96,7 +191,7 @@ class ClusterRuntime:
                     self.health = HealthReporter(self._store, self._patcher, self.name)
                     self.health.start()
             if not self._kafka_seen:
-                self._require_kafka(self._store)
+                self._require_kafka(self._store, zookeeper.connect)
             if self._leadership is not None and self._store.fence is None:
                 self._claim_fence(self._store, self._leadership)
             return self._store
@@ -113,11 +208,11 @@ class ClusterRuntime:
         version = fence.claim(store.client, path, leadership.identity, secure_acls=store.secure_acls)
         store.fence = (path, version)
 
-    def _require_kafka(self, store: ZkStore) -> None:
+    def _require_kafka(self, store: ZkStore, connect: str) -> None:
         """:raises ClusterUnavailable: no ``/brokers/ids`` under the chroot (checked until seen)."""
         if not store.holds_kafka_cluster():
             raise errors.ClusterUnavailable(
-                f"no Kafka cluster at ZooKeeper {self.settings.zookeeper.connect}: {BROKER_IDS_PATH} does "
+                f"no Kafka cluster at ZooKeeper {connect}: {BROKER_IDS_PATH} does "
                 "not exist under the chroot; check the chroot of the connect string (it must be the "
                 "brokers' zookeeper.connect), or wait for the first broker to start"
             )
@@ -139,7 +234,9 @@ class ClusterRuntime:
             self.health.stop()
         if self._client is not None:
             session.close(self._client)
-        self._client = self._store = self.health = None
+        if self._admin is not None:
+            self._admin.close()
+        self._client = self._store = self.health = self._admin = None
 
 
 class ClusterPool:

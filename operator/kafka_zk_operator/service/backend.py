@@ -15,7 +15,7 @@ Protocols only: this module imports no kazoo and no Kafka client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafka_zk_operator.domain import kafka_lines, model
@@ -121,3 +121,43 @@ class TopicBackend(Protocol):
     def withdraw_deletion_marker(self, topic: str) -> bool: ...
 
     def topic_fully_deleted(self, topic: str) -> bool: ...
+
+
+class ReassignmentBackend(TopicBackend, Protocol):
+    """What the PartitionReassignment service adds (``service.reassignment``): Kafka's pending
+    reassignment, entity configs (the throttles), submission and preferred leader election.
+
+    ZooKeeper: ``/admin/reassign_partitions`` (one at a time, create only), versioned
+    ``/config/<type>/<name>`` writes with change notifications, ``/admin/preferred_replica_election``.
+    Admin API: ListPartitionReassignments / AlterPartitionReassignments, DescribeConfigs +
+    IncrementalAlterConfigs of only the keys that change, ElectLeaders (PREFERRED).
+    """
+
+    def pending_reassignment(self) -> model.Versioned[list[model.PartitionReassignment]] | None:
+        """Kafka's reassignment in progress, each partition's target (``None``: none).
+
+        :raises MalformedZnode: (ZooKeeper) the znode does not parse."""
+        ...
+
+    def create_reassignment(self, entries: Sequence[model.PartitionReassignment]) -> None:
+        """Start moving ``entries`` to their targets. :raises ReassignmentInProgress: (ZooKeeper)
+        another reassignment appeared meanwhile."""
+        ...
+
+    def read_entity_config(self, entity_type: str, name: str) -> model.Versioned[dict[str, str]] | None:
+        """A ``topics`` or ``brokers`` entity's dynamic config overrides (``None``: none at all)."""
+        ...
+
+    def read_topic_config(self, topic: str) -> model.Versioned[dict[str, str]] | None: ...
+
+    def update_entity_config(
+        self, entity_type: str, name: str, change: Callable[[dict[str, str]], dict[str, str]]
+    ) -> bool:
+        """Read, apply ``change``, write what differs; False when nothing changed."""
+        ...
+
+    def create_preferred_election(self, partitions: Sequence[model.TopicPartition]) -> bool:
+        """Ask for a preferred leader election; False when (ZooKeeper) another one is pending."""
+        ...
+
+    def pending_preferred_election(self) -> tuple[model.TopicPartition, ...] | None: ...

@@ -310,12 +310,23 @@ class StoreBase:
         probed = migration_probe.probe(self._get, self.broker_ids)
         decision = probed.decision()
         self._phase.decision = decision  # this thread's write follows it (topic ids)
+        self._note_phase(decision)
+        migration_probe.refuse_unless_writable(decision)
+        return probed.epoch_version
+
+    def read_phase(self) -> phase.PhaseDecision:
+        """The migration phase as ZooKeeper shows it now (one round trip; nothing cached), for
+        choosing the backend of a pass (``runtime.clusters``). Writes still run their own guard."""
+        with self.reading_ahead(*self.guard_reads()):
+            decision = migration_probe.probe(self._get, self.broker_ids).decision()
+        self._note_phase(decision)
+        return decision
+
+    def _note_phase(self, decision: phase.PhaseDecision) -> None:
         with self._lock:
             previous, self.migration_phase = self.migration_phase, decision
         if migration_probe.report_change(previous, decision) and self.on_phase is not None:
             self.on_phase(decision)
-        migration_probe.refuse_unless_writable(decision)
-        return probed.epoch_version
 
     def topic_ids_required(self) -> bool:
         """This thread's last guard decided a phase whose topic creates carry a ``topic_id``."""

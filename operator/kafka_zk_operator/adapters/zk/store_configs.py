@@ -20,7 +20,7 @@ class ConfigStore(StoreBase):
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
         return self.read_entity_config(ConfigEntityType.TOPICS, topic)
 
-    def read_entity_config(self, entity_type: ConfigEntityType, name: str) -> Versioned[dict[str, str]] | None:
+    def read_entity_config(self, entity_type: ConfigEntityType | str, name: str) -> Versioned[dict[str, str]] | None:
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         got = self._get(path)
         if got is None:
@@ -33,7 +33,7 @@ class ConfigStore(StoreBase):
 
     def write_entity_config(
         self,
-        entity_type: ConfigEntityType,
+        entity_type: ConfigEntityType | str,
         name: str,
         config: Mapping[str, str],
         *,
@@ -77,7 +77,7 @@ class ConfigStore(StoreBase):
 
     def update_entity_config(
         self,
-        entity_type: ConfigEntityType,
+        entity_type: ConfigEntityType | str,
         name: str,
         change: Callable[[dict[str, str]], dict[str, str]],
         *,

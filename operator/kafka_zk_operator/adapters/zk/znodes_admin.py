@@ -9,11 +9,12 @@ drain as the controller processes them. Pure: no ZooKeeper client.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Final
 
 from kafka_zk_operator.adapters.zk import znodes_common as common
-from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.model import PartitionReassignment as PartitionReassignment
+from kafka_zk_operator.domain.model import TopicPartition as TopicPartition
 
 ADMIN_PATH: Final = "/admin"
 REASSIGN_PARTITIONS_PATH: Final = "/admin/reassign_partitions"
@@ -28,28 +29,6 @@ REASSIGNMENT_DEFAULT_VERSION: Final = 0
 
 _REASSIGN_KEYS: Final = frozenset({"version", "partitions"})
 _REASSIGN_ENTRY_KEYS: Final = frozenset({"topic", "partition", "replicas"})
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
-    topic: model.TopicName
-    partition: model.PartitionId
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionReassignment:
-    """One entry of ``/admin/reassign_partitions``: the target replica list, preferred leader first."""
-
-    topic: model.TopicName
-    partition: model.PartitionId
-    replicas: tuple[model.BrokerId, ...]
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
 
 
 def delete_topic_path(topic: str) -> str:

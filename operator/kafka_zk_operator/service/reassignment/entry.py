@@ -7,13 +7,13 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
-from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.reassignment_batches import make_batches
 from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
 from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, refresh_requested
 from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why, has_phase_conditions
+from kafka_zk_operator.service.backend import ReassignmentBackend
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
 from kafka_zk_operator.service.reassignment.state import (
@@ -62,7 +62,7 @@ def restate(run: Run, phase: Phase) -> None:
 def reconcile(
     ref: Ref,
     api: ReassignmentApi,
-    store_for: Callable[[], ZkStore],
+    store_for: Callable[[], ReassignmentBackend],
     *,
     cluster: str,
     queue: Sequence[QueueRank],
@@ -105,7 +105,7 @@ def reconcile(
 
 
 def delete(
-    ref: Ref, api: ReassignmentApi, store_for: Callable[[], ZkStore], *, settings: Settings, now: datetime
+    ref: Ref, api: ReassignmentApi, store_for: Callable[[], ReassignmentBackend], *, settings: Settings, now: datetime
 ) -> Result:
     """Cleanup before the finalizer goes: wait for the batch in flight, then remove throttles."""
     body = api.get(ref)

@@ -1,4 +1,5 @@
-"""The ZooKeeper side of running a batch: observe it, throttle it, submit it, elect its leaders.
+"""The cluster side of running a batch: observe it, throttle it, submit it, elect its leaders,
+through the backend of the pass (``service.backend.ReassignmentBackend``: ZooKeeper or the Admin API).
 
 Every function reads ZooKeeper afresh and is idempotent, so the caller (the level-based
 reconcile in ``service.reassignment``) can repeat any step after a crash:
@@ -20,11 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from kafka_zk_operator.adapters.zk import znodes_admin
-from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment, TopicName
+from kafka_zk_operator.domain.model import (
+    BrokerId,
+    PartitionId,
+    PartitionReassignment,
+    PartitionState,
+    TopicAssignment,
+    TopicName,
+    TopicPartition,
+)
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_progress import (
     BatchProgress,
@@ -41,6 +47,7 @@ from kafka_zk_operator.domain.reassignment_throttles import (
     restore_broker_config,
     restore_topic_config,
 )
+from kafka_zk_operator.service.backend import ReassignmentBackend
 
 Key = tuple[TopicName, PartitionId]
 
@@ -54,7 +61,9 @@ class BatchObservation:
     live: frozenset[BrokerId]
 
 
-def _topics(store: ZkStore, batch: Sequence[PartitionMove]) -> dict[TopicName, TopicAssignment | None]:
+def _topics(
+    store: ReassignmentBackend, batch: Sequence[PartitionMove]
+) -> dict[TopicName, TopicAssignment | None]:
     topics: dict[TopicName, TopicAssignment | None] = {}
     for topic in sorted({m.topic for m in batch}):
         got = store.read_assignment(topic)
@@ -62,7 +71,7 @@ def _topics(store: ZkStore, batch: Sequence[PartitionMove]) -> dict[TopicName, T
     return topics
 
 
-def _states(store: ZkStore, batch: Sequence[PartitionMove]) -> dict[Key, PartitionState]:
+def _states(store: ReassignmentBackend, batch: Sequence[PartitionMove]) -> dict[Key, PartitionState]:
     by_topic: dict[TopicName, list[PartitionId]] = {}
     for move in batch:
         by_topic.setdefault(move.topic, []).append(move.partition)
@@ -74,7 +83,7 @@ def _states(store: ZkStore, batch: Sequence[PartitionMove]) -> dict[Key, Partiti
 
 
 def observe_batch(
-    store: ZkStore,
+    store: ReassignmentBackend,
     batch: Sequence[PartitionMove],
     plan_targets: Mapping[Key, tuple[BrokerId, ...]],
     *,
@@ -110,7 +119,7 @@ def observe_batch(
 
 # ------------------------------------------------------------------ throttles
 def plan_batch_throttle(
-    store: ZkStore, batch_number: int, rate: int, batch: Sequence[PartitionMove]
+    store: ReassignmentBackend, batch_number: int, rate: int, batch: Sequence[PartitionMove]
 ) -> ThrottleRecord:
     """What throttling this batch adds, from the topic and config znodes as they are now."""
     topics = _topics(store, batch)
@@ -132,7 +141,7 @@ def plan_batch_throttle(
     }
     broker_configs = {}
     for broker in sorted(broker_ids):
-        got = store.read_entity_config(ConfigEntityType.BROKERS, str(broker))
+        got = store.read_entity_config("brokers", str(broker))
         broker_configs[broker] = got.value if got is not None else {}
     topic_configs = {}
     for topic in move_map:
@@ -141,26 +150,26 @@ def plan_batch_throttle(
     return plan_throttle(batch_number, rate, move_map, broker_configs, topic_configs)
 
 
-def apply_throttle(store: ZkStore, record: ThrottleRecord) -> None:
+def apply_throttle(store: ReassignmentBackend, record: ThrottleRecord) -> None:
     """Set the rates on the record's brokers and add its replica entries (idempotent)."""
     for previous in record.brokers:
         store.update_entity_config(
-            ConfigEntityType.BROKERS, str(previous.broker), partial(apply_broker_config, rate=record.rate)
+            "brokers", str(previous.broker), partial(apply_broker_config, rate=record.rate)
         )
     for added in record.topics:
         if store.is_marked_for_deletion(added.topic):
             continue  # Kafka is deleting it: nothing to move, and its config goes with it
         try:
-            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(apply_topic_config, added=added))
+            store.update_entity_config("topics", added.topic, partial(apply_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config is never re-created (the store checks)
 
 
-def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
+def remove_throttle(store: ReassignmentBackend, record: ThrottleRecord) -> None:
     """Undo exactly what ``record`` added; values others changed meanwhile are left alone."""
     for previous in record.brokers:
         store.update_entity_config(
-            ConfigEntityType.BROKERS,
+            "brokers",
             str(previous.broker),
             partial(restore_broker_config, previous=previous, rate=record.rate),
         )
@@ -168,23 +177,21 @@ def remove_throttle(store: ZkStore, record: ThrottleRecord) -> None:
         if store.read_topic_config(added.topic) is None:
             continue
         try:
-            store.update_entity_config(ConfigEntityType.TOPICS, added.topic, partial(restore_topic_config, added=added))
+            store.update_entity_config("topics", added.topic, partial(restore_topic_config, added=added))
         except errors.TopicBeingDeleted:
             continue  # deleted meanwhile: its config went with it
 
 
 # ------------------------------------------------------------------ submission and leaders
-def submit_batch(store: ZkStore, moves: Sequence[PartitionMove]) -> None:
+def submit_batch(store: ReassignmentBackend, moves: Sequence[PartitionMove]) -> None:
     """Create ``/admin/reassign_partitions`` with the moves' targets.
 
     :raises ReassignmentInProgress: a reassignment znode appeared meanwhile.
     """
-    store.create_reassignment(
-        [znodes_admin.PartitionReassignment(m.topic, m.partition, tuple(m.target)) for m in moves]
-    )
+    store.create_reassignment([PartitionReassignment(m.topic, m.partition, tuple(m.target)) for m in moves])
 
 
-def elect_preferred_leaders(store: ZkStore, batch: Sequence[PartitionMove]) -> tuple[int, bool]:
+def elect_preferred_leaders(store: ReassignmentBackend, batch: Sequence[PartitionMove]) -> tuple[int, bool]:
     """Ask for a preferred election where the first target replica is in sync but not leader.
 
     Returns (partitions asked for, whether an election covering them is requested). ``False``
@@ -201,7 +208,7 @@ def elect_preferred_leaders(store: ZkStore, batch: Sequence[PartitionMove]) -> t
             continue
         preferred = move.target[0]
         if state.leader != preferred and preferred in state.isr:
-            wanted.append(znodes_admin.TopicPartition(move.topic, move.partition))
+            wanted.append(TopicPartition(move.topic, move.partition))
     if not wanted:
         return 0, True
     if store.create_preferred_election(wanted):

@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
-from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
 from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, progress_text, verdict_fields
 from kafka_zk_operator.domain.reassignment_status_record import OWNED_KEYS, Progress, ReassignmentStatus
+from kafka_zk_operator.service.backend import ReassignmentBackend
 from kafka_zk_operator.service.events import Event
 from kafka_zk_operator.service.reassignment import proposals
 
@@ -77,7 +77,7 @@ class Run:
         self.stored = ReassignmentStatus.parse(resource.status)
         self.status = self.stored
         self.result = Result()
-        self.store: ZkStore | None = None
+        self.store: ReassignmentBackend | None = None
         #: reads bytes per partition from the brokers, for byte-balanced plans (None: cannot)
         self.sizes_for: Callable[[], Mapping[tuple[str, int], int]] | None = None
         self.verdict: Verdict | None = None
@@ -134,7 +134,7 @@ class Run:
         self.save()  # a poll that changes nothing writes nothing
         self.result.status = self._status_fields()
 
-    def zk(self) -> ZkStore:
+    def zk(self) -> ReassignmentBackend:
         assert self.store is not None
         return self.store
 
