@@ -14,7 +14,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka_zk_operator.adapters.kafka import admin_reassignments as reassignments
 from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
 from kafka_zk_operator.adapters.kafka.admin_results import PartitionMoves
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, model
 from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
@@ -174,3 +174,33 @@ def test_refused_partitions_are_reported_not_raised(
     assert isinstance(elected[(f"{unique_topic}-gone", 0)], errors.VersionConflict)
     with pytest.raises(errors.NotSupported):
         reassignments.read_entity_config(backend, "users", "alice")
+
+
+def test_the_reassignment_backend_methods_start_list_and_elect(
+    backend: AdminBackend, kafka: KafkaView, unique_topic: str
+) -> None:
+    """``service.backend.ReassignmentBackend`` as the PartitionReassignment service calls it."""
+    kafka.admin.create_topics({unique_topic: {"assignments": {0: [1, 2]}}})
+    wait_for(lambda: kafka.describe(unique_topic), what="Kafka to know the topic")
+    assert backend.read_entity_config("topics", unique_topic) is None  # no overrides at all
+    backend.create_reassignment([model.PartitionReassignment(unique_topic, 0, (3, 2))])
+    pending = backend.pending_reassignment()
+    assert pending is None or all(e.replicas == (3, 2) for e in pending.value if e.topic == unique_topic)
+    wait_for(
+        lambda: (kafka.describe(unique_topic) or {}).get(0, {}).get("replicas") == [3, 2], what="the move"
+    )
+    wait_for(
+        lambda: set((kafka.describe(unique_topic) or {}).get(0, {}).get("isr", [])) == {2, 3}, what="the ISR"
+    )
+    assert backend.create_preferred_election([model.TopicPartition(unique_topic, 0)])
+    assert wait_for(
+        lambda: (kafka.describe(unique_topic) or {}).get(0, {}).get("leader") == 3, what="leader 3"
+    )
+    with pytest.raises(errors.InvalidSpec, match=f"{unique_topic}-0"):
+        backend.create_reassignment([model.PartitionReassignment(unique_topic, 0, (1, 9))])
+    assert backend.update_entity_config(
+        "topics", unique_topic, lambda c: {**c, reassignments.LEADER_REPLICAS: "0:3"}
+    )
+    found = backend.read_topic_config(unique_topic)
+    assert found is not None and found.value == {reassignments.LEADER_REPLICAS: "0:3"} and found.version == -1
+    assert kafka.configs(unique_topic)[reassignments.LEADER_REPLICAS] == "0:3"

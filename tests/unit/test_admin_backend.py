@@ -9,7 +9,7 @@ import pytest
 from kafka_zk_operator.adapters.kafka import own_writes
 from kafka_zk_operator.adapters.kafka.admin_backend import ADMIN_LINE, AdminBackend
 from kafka_zk_operator.domain import errors, kafka_lines, model
-from kafka_zk_operator.service.backend import TopicBackend
+from kafka_zk_operator.service.backend import ReassignmentBackend, TopicBackend
 
 #: Nothing listens there; the backend connects on first use only, and these tests never use it.
 NOWHERE = "127.0.0.1:1"
@@ -21,6 +21,11 @@ def test_the_admin_backend_is_a_topic_backend() -> None:
     assert backend.topics_marked_for_deletion() == []
     assert backend.controller_registration_version() is None and backend.last_zxid() is None
     assert backend.withdraw_deletion_marker("t") is False
+
+
+def test_the_admin_backend_is_a_reassignment_backend() -> None:
+    backend: ReassignmentBackend = AdminBackend(NOWHERE, client_id="kzo-test")  # mypy checks the protocol
+    assert backend.pending_preferred_election() is None
 
 
 def test_the_line_is_the_declared_one_else_the_newest_3x_with_its_basis() -> None:

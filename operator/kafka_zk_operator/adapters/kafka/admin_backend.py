@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
+from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
 from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
@@ -51,8 +52,9 @@ ADMIN_LINE_BASIS = (
 _STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
 
 
-class AdminBackend:
-    """Topic reads and writes through one ``KafkaAdminClient`` (created on first use).
+class AdminBackend(ReassignmentCalls):
+    """Topic reads and writes through one ``KafkaAdminClient`` (created on first use); the
+    reassignment side (``service.backend.ReassignmentBackend``) comes from :class:`ReassignmentCalls`.
 
     :param bootstrap_servers: ``host:port,...`` of plaintext listeners.
     :param client_id: the client id Kafka logs (``kzo-operator-<cluster>``).
@@ -102,17 +104,17 @@ class AdminBackend:
                 )
             return self._admin
 
-    def call(self, action: str, request: Callable[[Any], Any]) -> Any:
+    def _call(self, action: str, request: Callable[[Any], Any]) -> Any:
         """``request(admin)``, its failures as domain errors (``admin_errors.mapped``)."""
         admin = self._client()
         with admin_errors.mapped(self.bootstrap_servers, action):
             return request(admin)
 
-    def raise_for(self, code: int, message: str | None, action: str) -> None:
+    def _raise_for(self, code: int, message: str | None, action: str) -> None:
         """Raise the domain error of an answer's error code (``admin_errors.error_for``); nothing for 0."""
         admin_errors.raise_for(code, message, action=action, bootstrap=self.bootstrap_servers)
 
-    def count_write(self) -> None:
+    def _count_write(self) -> None:
         with self._lock:
             self.writes += 1
         if self.on_write is not None:
@@ -121,7 +123,7 @@ class AdminBackend:
     # ------------------------------------------------------------------ reads
 
     def _describe_once(self, topic: str) -> Mapping[str, Any] | None:
-        described = self.call(f"describing topic {topic!r}", lambda admin: admin.describe_topics([topic]))
+        described = self._call(f"describing topic {topic!r}", lambda admin: admin.describe_topics([topic]))
         entry: Mapping[str, Any] | None = admin_results.topic_entry(described, topic)
         if entry is not None:
             code, message = admin_results.entry_error(entry)
@@ -131,7 +133,7 @@ class AdminBackend:
                     f"({admin_errors.error_name(code)}); retrying"
                 )
             if code not in _STILL_LEADING:
-                self.raise_for(code, message, f"describing topic {topic!r}")
+                self._raise_for(code, message, f"describing topic {topic!r}")
         return entry
 
     def _describe(self, topic: str) -> Mapping[str, Any] | None:
@@ -152,7 +154,7 @@ class AdminBackend:
         resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
 
         def read() -> dict[str, str]:
-            described = self.call(
+            described = self._call(
                 f"describing the config of topic {topic!r}",
                 lambda admin: admin.describe_configs([resource]),
             )
@@ -167,7 +169,7 @@ class AdminBackend:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
         this topic's kept, when ``partitions`` is None)."""
         asked = None if partitions is None else {topic: list(partitions)}
-        listing = self.call(
+        listing = self._call(
             f"listing the partition reassignments of topic {topic!r}",
             lambda admin: admin.list_partition_reassignments(asked),
         )
@@ -178,7 +180,7 @@ class AdminBackend:
         return self._own.deletion_of(topic, str(topic_id) if topic_id else None)
 
     def topic_names(self) -> list[str]:
-        return sorted(self.call("listing topics", lambda admin: admin.list_topics()))
+        return sorted(self._call("listing topics", lambda admin: admin.list_topics()))
 
     def read_topic(
         self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
@@ -204,7 +206,7 @@ class AdminBackend:
         )
 
     def _registrations(self) -> list[AdminBroker]:
-        described = self.call("describing the cluster", lambda admin: admin.describe_cluster())
+        described = self._call("describing the cluster", lambda admin: admin.describe_cluster())
         return [b for b in admin_results.brokers_of(described) if not b.fenced]
 
     def read_topic_and_brokers(
@@ -294,7 +296,7 @@ class AdminBackend:
                 "configs": dict(config),
             }
         }
-        answer = self.call(
+        answer = self._call(
             action,
             lambda admin: admin.create_topics(
                 request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -303,8 +305,8 @@ class AdminBackend:
         for result in answer.get("topics") or []:
             code, message = admin_results.entry_error(result)
             if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: created, still propagating
-                self.raise_for(code, message, action)
-        self.count_write()
+                self._raise_for(code, message, action)
+        self._count_write()
         self._own.wrote(topic, partitions=len(partitions), config=config)
 
     def write_topic_config(
@@ -323,7 +325,7 @@ class AdminBackend:
             return
         kafka_admin = admin_client.kafka_admin()
         resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic, configs=operations)
-        answer = self.call(
+        answer = self._call(
             action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
         )
         code, message = admin_errors.alter_result(str((answer.get("topic") or {}).get(topic, "OK")))
@@ -331,8 +333,8 @@ class AdminBackend:
             raise errors.TopicBeingDeleted(
                 f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written"
             )
-        self.raise_for(code, message, action)
-        self.count_write()
+        self._raise_for(code, message, action)
+        self._count_write()
         self._own.wrote(topic, config=config)
 
     def add_partitions(
@@ -376,7 +378,7 @@ class AdminBackend:
                 "assignments": [[int(b) for b in new_partitions[p]] for p in sorted(new_partitions)],
             }
         }
-        answer = self.call(
+        answer = self._call(
             action,
             lambda admin: admin.create_partitions(
                 request, timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -391,8 +393,8 @@ class AdminBackend:
                         f"the partitions of topic {topic!r} changed while adding some ({message}); re-reading it"
                     )
             if code != admin_errors.REQUEST_TIMED_OUT:
-                self.raise_for(code, message, action)
-        self.count_write()
+                self._raise_for(code, message, action)
+        self._count_write()
         self._own.wrote(topic, partitions=total)
 
     # ------------------------------------------------------------------ deletion
@@ -422,7 +424,7 @@ class AdminBackend:
         topic_id = str(entry["topic_id"]) if entry.get("topic_id") else None
         target: str | uuid.UUID = uuid.UUID(topic_id) if topic_id else topic
         action = f"deleting topic {topic!r}"
-        answer = self.call(
+        answer = self._call(
             action,
             lambda admin: admin.delete_topics(
                 [target], timeout_ms=int(self.timeout_s * 1000), raise_errors=False
@@ -435,8 +437,8 @@ class AdminBackend:
             if code == admin_errors.TOPIC_DELETION_DISABLED:
                 return True
             if code != admin_errors.REQUEST_TIMED_OUT:  # timed out: the deletion goes on
-                self.raise_for(code, message, action)
-        self.count_write()
+                self._raise_for(code, message, action)
+        self._count_write()
         self._own.deleting(topic, topic_id)
         return True
 

@@ -17,18 +17,34 @@ and ``/config/{brokers,topics}/<name>``, for the phases where ZooKeeper is not a
   rule): a broker that is down cannot be changed until it is back.
 
 Every request that changes something counts one write on the backend; errors are the domain's
-(``adapters.kafka.admin_errors``). Each function returns per-partition refusals instead of raising
+(``adapters.kafka.admin_errors``). ``admin_reassignment_calls`` makes them the backend's
+``service.backend.ReassignmentBackend`` methods. Each function returns per-partition refusals instead of raising
 for them, as kazoo's transactions do: the caller decides what a refused partition means.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results
-from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
-from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain import errors, model
+
+
+class AdminBackend(Protocol):
+    """What these functions use of ``adapters.kafka.admin_backend.AdminBackend``: its client with
+    the error mapping, its write counter, and its topic read (package-internal plumbing)."""
+
+    bootstrap_servers: str
+
+    def _call(self, action: str, request: Callable[[Any], Any]) -> Any: ...
+
+    def _raise_for(self, code: int, message: str | None, action: str) -> None: ...
+
+    def _count_write(self) -> None: ...
+
+    def read_assignment(self, topic: str) -> model.Versioned[model.TopicAssignment] | None: ...
+
 
 Partition = tuple[str, int]
 
@@ -81,7 +97,7 @@ def submit(
     if not targets:
         return {}
     request = {_topic_partition(t, p): [int(b) for b in replicas] for (t, p), replicas in targets.items()}
-    answer = backend.call(
+    answer = backend._call(
         f"reassigning {len(request)} partitions", lambda admin: admin.alter_partition_reassignments(request)
     )
     refused = _partition_errors(
@@ -93,7 +109,7 @@ def submit(
         "reassigning",
     )
     if len(refused) < len(request):
-        backend.count_write()
+        backend._count_write()
     return refused
 
 
@@ -103,7 +119,7 @@ def cancel(backend: AdminBackend, partitions: Iterable[Partition]) -> dict[Parti
     request = {_topic_partition(t, p): None for t, p in sorted(set(partitions))}
     if not request:
         return {}
-    answer = backend.call(
+    answer = backend._call(
         f"cancelling the reassignment of {len(request)} partitions",
         lambda admin: admin.alter_partition_reassignments(request),
     )
@@ -118,7 +134,7 @@ def cancel(backend: AdminBackend, partitions: Iterable[Partition]) -> dict[Parti
         _NO_REASSIGNMENT_IN_PROGRESS,
     )
     if any(code == 0 for _, code in codes):
-        backend.count_write()
+        backend._count_write()
     return refused
 
 
@@ -127,7 +143,7 @@ def ongoing(
 ) -> dict[Partition, admin_results.PartitionMoves]:
     """The partitions being reassigned (of ``partitions`` only, ``{topic: [ids]}``, when given)."""
     asked = None if partitions is None else {t: list(ps) for t, ps in partitions.items()}
-    listing = backend.call(
+    listing = backend._call(
         "listing partition reassignments", lambda admin: admin.list_partition_reassignments(asked)
     )
     moves: dict[Partition, admin_results.PartitionMoves] = {}
@@ -148,17 +164,17 @@ def elect_preferred(
     asked = {t: sorted(set(ps)) for t, ps in partitions.items() if ps}
     if not asked:
         return {}
-    answer = backend.call(
+    answer = backend._call(
         f"electing the preferred leaders of {sum(len(ps) for ps in asked.values())} partitions",
         lambda admin: admin.elect_leaders(0, asked, raise_errors=False),
     )
-    backend.raise_for(int(getattr(answer, "error_code", 0) or 0), None, "electing preferred leaders")
+    backend._raise_for(int(getattr(answer, "error_code", 0) or 0), None, "electing preferred leaders")
     answers = [
         ((result.topic, int(p.partition_id)), int(p.error_code), p.error_message)
         for result in answer.replica_election_results
         for p in result.partition_result
     ]
-    backend.count_write()
+    backend._count_write()
     return _partition_errors(
         backend, answers, "electing the preferred leader of", admin_errors.ELECTION_NOT_NEEDED
     )
@@ -181,7 +197,7 @@ def read_entity_config(backend: AdminBackend, entity_type: str, name: str) -> di
     if entity_type == "topics" and backend.read_assignment(name) is None:
         return None
     resource = _resource(entity_type, name)
-    described = backend.call(
+    described = backend._call(
         f"describing the config of {entity_type}/{name}", lambda admin: admin.describe_configs([resource])
     )
     section = described.get(_RESOURCE_TYPE[entity_type].lower()) or {}
@@ -218,11 +234,11 @@ def update_entity_config(
         return False
     action = f"changing the throttles of {entity_type}/{name}"
     resource = _resource(entity_type, name, operations)
-    answer = backend.call(
+    answer = backend._call(
         action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
     )
     result = (answer.get(_RESOURCE_TYPE[entity_type].lower()) or {}).get(name, "OK")
     code, message = admin_errors.alter_result(str(result))
-    backend.raise_for(code, message, action)
-    backend.count_write()
+    backend._raise_for(code, message, action)
+    backend._count_write()
     return True
