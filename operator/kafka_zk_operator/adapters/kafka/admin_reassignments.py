@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results
+from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
 from kafka_zk_operator.domain import errors, model
 
 
@@ -36,6 +36,7 @@ class AdminBackend(Protocol):
     the error mapping, its write counter, and its topic read (package-internal plumbing)."""
 
     bootstrap_servers: str
+    read_your_writes_s: float
 
     def _call(self, action: str, request: Callable[[Any], Any]) -> Any: ...
 
@@ -216,7 +217,8 @@ def update_entity_config(
     """Read the entity's overrides, apply ``change``, and write the throttle keys that changed
     (SET or DELETE) in one IncrementalAlterConfigs; False when none did (nothing sent).
 
-    Other keys ``change`` may alter are not written: this module only manages throttles.
+    Other keys ``change`` may alter are not written: this module only manages throttles. Returns
+    once a read shows the write (up to ``read_your_writes_s``), so the next update starts from it.
 
     :raises TopicBeingDeleted: a topic Kafka does not know (its config is not re-created).
     """
@@ -241,4 +243,12 @@ def update_entity_config(
     code, message = admin_errors.alter_result(str(result))
     backend._raise_for(code, message, action)
     backend._count_write()
+    # KRaft brokers apply it once they replay the metadata log: the next read-modify-write
+    # must start from it, so wait (bounded) until a read shows it.
+    written = {k: v for k, v in wanted.items() if k in keys}
+    own_writes.until_shown(
+        backend.read_your_writes_s,
+        lambda: read_entity_config(backend, entity_type, name) or {},
+        lambda got: {k: v for k, v in got.items() if k in keys} == written,
+    )
     return True
