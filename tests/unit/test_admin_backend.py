@@ -78,3 +78,25 @@ def test_a_read_is_asked_again_until_it_shows_the_write_and_no_longer_than_allow
 
     assert own_writes.until_shown(0.05, read, lambda got: False, pause_s=0.01) == len(asked)
     assert 1 <= len(asked) < 20
+
+
+class _Answers(AdminBackend):
+    """The backend with DescribeTopics answered from a list (one broker lags behind another)."""
+
+    def __init__(self, answers: list[dict[str, object] | None]) -> None:
+        super().__init__(NOWHERE, client_id="kzo-test")
+        self.answers = answers
+
+    def _describe_once(self, topic: str) -> dict[str, object] | None:
+        return self.answers.pop(0)
+
+
+def test_a_requested_deletion_stays_marked_until_the_topic_is_seen_gone_for_good() -> None:
+    """A broker that already dropped the topic answers between two that still list it: the
+    deletion is under way, never 'refused' (service.deletion reads not-marked as a refusal)."""
+    backend = _Answers([None, {"name": "t", "topic_id": "id-1", "partitions": []}, None])
+    backend._own.deleting("t", "id-1")
+    assert backend.is_marked_for_deletion("t")  # this broker no longer lists it
+    assert backend.is_marked_for_deletion("t")  # another still does, with the id asked for
+    assert backend.topic_fully_deleted("t")
+    assert not backend.is_marked_for_deletion("t")  # over: no request is made

@@ -400,15 +400,14 @@ class AdminBackend(ReassignmentCalls):
     # ------------------------------------------------------------------ deletion
 
     def is_marked_for_deletion(self, topic: str) -> bool:
-        """True only while a deletion this backend requested has not finished (the topic, with the
-        id it had then, still exists); Kafka itself keeps no marker."""
+        """True while a deletion this backend requested is not known to be finished: the topic
+        still exists with the id it had then, or this answer already lacks it while another broker
+        may still list it (brokers learn of a deletion one by one; ``topic_fully_deleted`` ends
+        it). Kafka itself keeps no marker."""
         if not self._own.deletion_pending(topic):
             return False
         entry = self._describe_once(topic)
-        if entry is None:
-            self._own.gone(topic)
-            return False
-        return self._marked(topic, entry)
+        return entry is None or self._marked(topic, entry)
 
     def mark_topic_for_deletion(self, topic: str) -> bool:
         """DeleteTopics of the topic, by its id when Kafka reports one (a topic re-created under
