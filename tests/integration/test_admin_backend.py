@@ -17,6 +17,15 @@ from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
 
+def _kafka_topic_id(kafka: KafkaView, topic: str) -> str:
+    """The topic id Kafka reports (asked until a broker that knows the topic answers)."""
+    return str(
+        wait_for(
+            lambda: kafka.admin.describe_topics([topic])[0].get("topic_id"), what=f"the topic id of {topic}"
+        )
+    )
+
+
 @pytest.fixture
 def backend(kafka_cluster: KafkaCluster) -> Iterator[AdminBackend]:
     made = AdminBackend(kafka_cluster.bootstrap_servers, client_id="kzo-test-admin-backend")
@@ -63,8 +72,7 @@ def test_a_topic_is_created_with_exactly_its_assignment_and_overrides(
     observed = backend.read_topic(unique_topic)
     assert observed.assignment is not None and dict(observed.assignment.partitions) == assignment
     assert observed.config == {"retention.ms": "3600000", "cleanup.policy": "compact"}
-    kafka_id = kafka.admin.describe_topics([unique_topic])[0]["topic_id"]
-    assert observed.assignment.topic_id == str(kafka_id)
+    assert observed.assignment.topic_id == _kafka_topic_id(kafka, unique_topic)
     assert set(observed.partition_states) == {0, 1, 2}
     assert all(state.leader == assignment[p][0] for p, state in observed.partition_states.items())
     assert not observed.is_reassigning and not observed.marked_for_deletion

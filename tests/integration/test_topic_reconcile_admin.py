@@ -19,6 +19,16 @@ from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 
+
+def _kafka_topic_id(kafka: KafkaView, topic: str) -> str:
+    """The topic id Kafka reports (asked until a broker that knows the topic answers)."""
+    return str(
+        wait_for(
+            lambda: kafka.admin.describe_topics([topic])[0].get("topic_id"), what=f"the topic id of {topic}"
+        )
+    )
+
+
 POLICIES = TopicPolicies(create_wait_seconds=10)
 
 
@@ -63,9 +73,10 @@ def test_a_topic_is_created_reconfigured_grown_and_deleted(
     assert created.writes == 1 and [e.reason for e in created.events] == ["TopicCreated"]
     assert created.status["partitions"] == 2 and created.status["topicId"]
     assert created.status["appliedConfig"] == ["retention.ms=3600000"]
-    assert _shape(kafka, unique_topic) == (2, {2})
-    assert kafka.configs(unique_topic)["retention.ms"] == "3600000"
-    assert created.status["topicId"] == str(kafka.admin.describe_topics([unique_topic])[0]["topic_id"])
+    # Kafka's view through another client: a broker may learn of the topic a moment later.
+    assert wait_for(lambda: _shape(kafka, unique_topic) == (2, {2}), what="Kafka to show the topic")
+    assert wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "3600000", what="the config")
+    assert created.status["topicId"] == _kafka_topic_id(kafka, unique_topic)
     status = _merged({}, created)
 
     again = reconcile_topic(
@@ -80,8 +91,13 @@ def test_a_topic_is_created_reconfigured_grown_and_deleted(
     )
     assert changed.outcome is errors.Reason.UPDATED and changed.writes == 1
     assert [e.reason for e in changed.events] == ["ConfigChanged"]
-    configs = kafka.configs(unique_topic)
-    assert configs["retention.ms"] == "7200000" and configs["max.message.bytes"] == "200000"
+    assert wait_for(
+        lambda: (
+            (c := kafka.configs(unique_topic)).get("retention.ms") == "7200000"
+            and c.get("max.message.bytes") == "200000"
+        ),
+        what="Kafka to show the new config",
+    )
     status = _merged(status, changed)
 
     spec["partitions"] = 4
@@ -117,16 +133,28 @@ def test_a_topic_is_created_reconfigured_grown_and_deleted(
 def test_an_existing_topic_is_adopted_without_a_write(
     backend: AdminBackend, kafka: KafkaView, unique_topic: str
 ) -> None:
+    """Brokers learn of a topic one by one: the broker asked first may not know it yet, and the
+    create is then refused (VersionConflict, nothing written); a later pass adopts it."""
     kafka.create_topic(unique_topic, 1, 1, {"retention.ms": "3600000"})
     wait_for(lambda: kafka.describe(unique_topic), what="Kafka to know the topic")
-    result = reconcile_topic(
-        _resource(unique_topic, config={"retention.ms": "3600000"}),
-        backend,
-        previous_status={},
-        policies=POLICIES,
-    )
-    assert result.outcome is errors.Reason.ADOPTED and result.writes == 0
-    assert [e.reason for e in result.events] == ["TopicAdopted"]
+    outcomes: list[object] = []
+
+    def adopted() -> TopicResult | None:
+        result = reconcile_topic(
+            _resource(unique_topic, config={"retention.ms": "3600000"}),
+            backend,
+            previous_status={},
+            policies=POLICIES,
+        )
+        outcomes.append(result.outcome)
+        assert result.writes == 0 and (result.outcome is errors.Reason.ADOPTED or result.retry_after), (
+            result.outcome
+        )
+        return result if result.outcome is errors.Reason.ADOPTED else None
+
+    result = wait_for(adopted, timeout=20, what="a pass to adopt the topic")
+    assert [e.reason for e in result.events] == ["TopicAdopted"], outcomes
+    assert backend.writes == 0
 
 
 def test_the_report_policy_keeps_reporting_a_topic_deleted_behind_its_back(
@@ -138,11 +166,21 @@ def test_the_report_policy_keeps_reporting_a_topic_deleted_behind_its_back(
     assert created.outcome is errors.Reason.CREATED
     status = _merged({}, created)
     kafka.delete_topic(unique_topic)
-    for _ in range(3):  # each later pass (resync) must keep reporting, never recreate
+
+    def next_pass() -> TopicResult:
+        nonlocal status
         result = reconcile_topic(resource, backend, previous_status=status, policies=report)
-        assert isinstance(result.outcome, errors.TopicDeletedInKafka), result.outcome
-        assert result.writes == 0 and unique_topic not in kafka.topic_names()
+        assert result.writes == 0 and unique_topic not in kafka.topic_names()  # never recreated
         status = _merged(status, result)
+        return result
+
+    # A broker that has not heard of the deletion yet may still answer the first pass.
+    wait_for(
+        lambda: isinstance(next_pass().outcome, errors.TopicDeletedInKafka), what="the deletion reported"
+    )
+    for _ in range(2):  # each later pass (resync) must keep reporting
+        result = next_pass()
+        assert isinstance(result.outcome, errors.TopicDeletedInKafka), result.outcome
 
 
 def test_after_an_error_status_a_spec_change_is_an_update_not_an_adoption(
@@ -154,7 +192,7 @@ def test_after_an_error_status_a_spec_change_is_an_update_not_an_adoption(
     status["conditions"] = [{"type": "Ready", "status": "False", "reason": "ClusterUnavailable"}]
     changed = _resource(unique_topic, config={"retention.ms": "3600000"})
     result = reconcile_topic(changed, backend, previous_status=status, policies=POLICIES)
-    assert result.outcome is errors.Reason.UPDATED
+    assert wait_for(lambda: kafka.configs(unique_topic).get("retention.ms") == "3600000", what="the config")
     assert "TopicAdopted" not in [event.reason for event in result.events]
     assert kafka.configs(unique_topic)["retention.ms"] == "3600000"
 
@@ -200,8 +238,8 @@ def test_balanced_placement_reads_the_cluster_through_the_admin_backend(
     resource = _resource(unique_topic, partitions=6, replicationFactor=2, placement="Balanced")
     result = reconcile_topic(resource, backend, previous_status={}, policies=POLICIES)
     assert result.outcome is errors.Reason.CREATED, result.outcome
-    described = kafka.describe(unique_topic)
-    assert described is not None and len(described) == 6
+    described = wait_for(lambda: kafka.describe(unique_topic), what="Kafka to show the topic")
+    assert len(described) == 6
     racks = {b.id: b.rack for b in kafka_cluster.brokers}
     for entry in described.values():  # rack-aware: each partition's two replicas on two racks
         assert len({racks[b] for b in entry["replicas"]}) == 2, described

@@ -148,22 +148,42 @@ class AdminBackend(ReassignmentCalls):
             lambda entry: entry is not None and len(admin_results.partitions_of(entry)) >= partitions,
         )
 
-    def _overrides(self, topic: str) -> dict[str, str]:
-        """The topic's own config overrides (DescribeConfigs, source ``DYNAMIC_TOPIC_CONFIG``)."""
+    def _overrides(self, topic: str) -> dict[str, str] | None:
+        """The topic's own config overrides (DescribeConfigs, source ``DYNAMIC_TOPIC_CONFIG``);
+        None when the broker asked does not know the topic (after asking again for up to
+        ``read_your_writes_s``: a broker may learn of a new topic a moment later).
+
+        Every entry is asked for (``config_filter="all"``): kafka-python drops DescribeConfigs'
+        error code, and only then does "no entries" tell an unknown topic from one without overrides.
+        """
         kafka_admin = admin_client.kafka_admin()
         resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
 
-        def read() -> dict[str, str]:
+        def read() -> dict[str, str] | None:
             described = self._call(
                 f"describing the config of topic {topic!r}",
-                lambda admin: admin.describe_configs([resource]),
+                lambda admin: admin.describe_configs([resource], config_filter="all"),
             )
+            if not (described.get("topic") or {}).get(topic):
+                return None
             return admin_results.topic_overrides(described, topic)
 
         _, written = self._own.written(topic)
-        if written is None:
-            return read()
-        return own_writes.until_shown(self.read_your_writes_s, read, lambda got: got == written)
+        return own_writes.until_shown(
+            self.read_your_writes_s, read, lambda got: got is not None and (written is None or got == written)
+        )
+
+    def _known_overrides(self, topic: str) -> dict[str, str]:
+        """:meth:`_overrides` of a topic the metadata just listed.
+
+        :raises ClusterUnavailable: the broker asked for its config still does not know it."""
+        overrides = self._overrides(topic)
+        if overrides is None:
+            raise errors.ClusterUnavailable(
+                f"Kafka's brokers at {self.bootstrap_servers} do not agree yet whether topic {topic!r} exists "
+                "(its metadata lists it, its config is unknown); retrying"
+            )
+        return overrides
 
     def _moves(self, topic: str, partitions: Sequence[int] | None) -> dict[int, admin_results.PartitionMoves]:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
@@ -198,7 +218,7 @@ class AdminBackend(ReassignmentCalls):
             moves, note = {}, unsupported.message
         return admin_results.observed_topic(
             entry,
-            overrides=self._overrides(topic),
+            overrides=self._known_overrides(topic),
             moves=moves,
             marked_for_deletion=self._marked(topic, entry),
             with_states=with_states,
@@ -320,7 +340,13 @@ class AdminBackend(ReassignmentCalls):
         :raises InvalidConfig: Kafka refused a value.
         """
         action = f"changing the config of topic {topic!r}"
-        operations = admin_results.config_operations(self._overrides(topic), config)
+        current = self._overrides(topic)
+        if current is None:
+            raise errors.TopicBeingDeleted(
+                f"Kafka at {self.bootstrap_servers} does not know topic {topic!r} (deleted, being deleted, or "
+                "not yet known to every broker), so its config is not written; retrying"
+            )
+        operations = admin_results.config_operations(current, config)
         if not operations:
             return
         kafka_admin = admin_client.kafka_admin()

@@ -194,17 +194,28 @@ def _resource(entity_type: str, name: str, configs: dict[str, Any] | None = None
 
 def read_entity_config(backend: AdminBackend, entity_type: str, name: str) -> dict[str, str] | None:
     """The entity's own overrides (a broker's per-broker dynamic config, a topic's overrides);
-    None for a topic Kafka does not know."""
+    None for a topic Kafka does not know (every entry is asked for: kafka-python drops
+    DescribeConfigs' error code, and only "no entries at all" says the topic is unknown; asked
+    again for up to ``read_your_writes_s`` for a broker that has not learned of it yet)."""
     if entity_type == "topics" and backend.read_assignment(name) is None:
         return None
     resource = _resource(entity_type, name)
-    described = backend._call(
-        f"describing the config of {entity_type}/{name}", lambda admin: admin.describe_configs([resource])
-    )
-    section = described.get(_RESOURCE_TYPE[entity_type].lower()) or {}
+    section_name = _RESOURCE_TYPE[entity_type].lower()
+
+    def read() -> Mapping[str, Any]:
+        described = backend._call(
+            f"describing the config of {entity_type}/{name}",
+            lambda admin: admin.describe_configs([resource], config_filter="all"),
+        )
+        entries: Mapping[str, Any] = (described.get(section_name) or {}).get(str(name)) or {}
+        return entries
+
+    entries = own_writes.until_shown(backend.read_your_writes_s, read, bool)
+    if not entries:
+        return None
     return {
         str(key): str(data["value"])
-        for key, data in (section.get(name) or section.get(str(name)) or {}).items()
+        for key, data in entries.items()
         if isinstance(data, Mapping)
         and data.get("config_source") == _OWN_SOURCE[entity_type]
         and data.get("value") is not None
