@@ -97,7 +97,7 @@ def test_a_kafkatopic_is_created_reconfigured_grown_and_deleted_on_kraft(
 
     done = wait_for(finished, what="the deletion to be reported complete")
     assert done.event is not None and done.event.reason == "TopicDeleted"
-    assert unique_topic not in kraft_view.topic_names()
+    wait_for(lambda: unique_topic not in kraft_view.topic_names(), what="Kafka's view without the topic")
     assert backend.writes == 4
 
 

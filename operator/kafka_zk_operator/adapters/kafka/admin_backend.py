@@ -1,31 +1,24 @@
-"""The Kafka Admin API topic backend: ``service.backend.TopicBackend`` through kafka-python 3.x.
+"""The Kafka Admin API topic backend: ``service.backend.TopicBackend`` (and, through
+``admin_reassignment_calls``, ``ReassignmentBackend``) with kafka-python 3.x.
 
 Where ZooKeeper is not authoritative (a migration past the KRaft controller's takeover, a KRaft
-cluster) the topic services read and write through this backend instead of ``adapters.zk.store``.
-It also works on ZooKeeper-mode brokers (2.4+ for the reassignment listing; the tests run it on
-3.9.2), which forward or apply every request themselves.
+cluster) the services use this backend instead of ``adapters.zk.store``; ZooKeeper-mode 2.4+
+brokers answer the same requests (the tests use 3.9.2 in both modes). Against the ZooKeeper store:
 
-Semantics, against the ZooKeeper store's:
+* reads are DescribeTopics, DescribeConfigs (only ``DYNAMIC_TOPIC_CONFIG`` overrides) and
+  ListPartitionReassignments; there are no versions (``config_version`` None, ``assignment_version`` -1);
+* writes are CreateTopics (assignment and overrides in one request), describe → diff → one
+  IncrementalAlterConfigs of the differing keys (nothing when equal), CreatePartitions of exactly
+  the new partitions, DeleteTopics by topic id. No compare-and-set: each write reads right before
+  it, and a lost race is a ``VersionConflict``, so the next pass plans again;
+* nothing is ever "marked for deletion" (KRaft deletes at once); ``delete.topic.enable=false`` is
+  reported as a marker Kafka removed while keeping the topic (``service.deletion`` releases the resource);
+* brokers learn of changes one by one and kafka-python asks any of them, so a read right after this
+  backend's own write waits (bounded, ``read_your_writes_s``) to see it (``own_writes``); changes
+  made by others show up a pass later.
 
-* Reads: DescribeTopics (Metadata: replicas, leader, ISR, topic id), DescribeConfigs keeping only
-  the topic's own overrides (``DYNAMIC_TOPIC_CONFIG``), ListPartitionReassignments for the adding
-  and removing replicas. No versions: ``config_version`` is None, ``assignment_version`` -1.
-* Writes: CreateTopics with the explicit assignment and the overrides in one request (atomic in
-  Kafka); config changes as describe → diff → one IncrementalAlterConfigs of only the differing
-  keys (nothing sent when equal); CreatePartitions for exactly the new partitions; DeleteTopics by
-  topic id. There is no compare-and-set: each write reads right before it, and a lost race shows
-  as ``VersionConflict`` (e.g. TOPIC_ALREADY_EXISTS) so the next pass plans again.
-* Deletion is immediate in KRaft's metadata, so nothing is ever "marked": a topic counts as
-  marked only while a deletion this backend requested has not finished (ZooKeeper-mode brokers
-  delete asynchronously). ``delete.topic.enable=false`` is answered at once; it is then reported
-  as a marker Kafka removed while keeping the topic (``service.deletion``: the resource is released
-  with a ``DeletionRefusedByKafka`` Warning).
-* A broker learns of changes asynchronously and kafka-python asks any broker, so a read right
-  after this backend's own create, growth or config change waits (bounded, ``read_your_writes_s``)
-  until the answer shows that write.
-
-Every write increments ``writes`` and calls ``on_write``; every error is a domain error
-(``adapters.kafka.admin_errors``), with the bootstrap servers named when Kafka cannot be reached.
+Every write increments ``writes`` and calls ``on_write``; errors are domain errors
+(``adapters.kafka.admin_errors``) naming the bootstrap servers when Kafka cannot be reached.
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ from typing import Any
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
 from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
+from kafka_zk_operator.adapters.kafka.admin_topic_configs import TopicConfigCalls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
@@ -52,9 +46,10 @@ ADMIN_LINE_BASIS = (
 _STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
 
 
-class AdminBackend(ReassignmentCalls):
+class AdminBackend(TopicConfigCalls, ReassignmentCalls):
     """Topic reads and writes through one ``KafkaAdminClient`` (created on first use); the
-    reassignment side (``service.backend.ReassignmentBackend``) comes from :class:`ReassignmentCalls`.
+    reassignment side (``service.backend.ReassignmentBackend``) comes from :class:`ReassignmentCalls`,
+    the topic config reads and writes from :class:`TopicConfigCalls`.
 
     :param bootstrap_servers: ``host:port,...`` of plaintext listeners.
     :param client_id: the client id Kafka logs (``kzo-operator-<cluster>``).
@@ -147,43 +142,6 @@ class AdminBackend(ReassignmentCalls):
             lambda: self._describe_once(topic),
             lambda entry: entry is not None and len(admin_results.partitions_of(entry)) >= partitions,
         )
-
-    def _overrides(self, topic: str) -> dict[str, str] | None:
-        """The topic's own config overrides (DescribeConfigs, source ``DYNAMIC_TOPIC_CONFIG``);
-        None when the broker asked does not know the topic (after asking again for up to
-        ``read_your_writes_s``: a broker may learn of a new topic a moment later).
-
-        Every entry is asked for (``config_filter="all"``): kafka-python drops DescribeConfigs'
-        error code, and only then does "no entries" tell an unknown topic from one without overrides.
-        """
-        kafka_admin = admin_client.kafka_admin()
-        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
-
-        def read() -> dict[str, str] | None:
-            described = self._call(
-                f"describing the config of topic {topic!r}",
-                lambda admin: admin.describe_configs([resource], config_filter="all"),
-            )
-            if not (described.get("topic") or {}).get(topic):
-                return None
-            return admin_results.topic_overrides(described, topic)
-
-        _, written = self._own.written(topic)
-        return own_writes.until_shown(
-            self.read_your_writes_s, read, lambda got: got is not None and (written is None or got == written)
-        )
-
-    def _known_overrides(self, topic: str) -> dict[str, str]:
-        """:meth:`_overrides` of a topic the metadata just listed.
-
-        :raises ClusterUnavailable: the broker asked for its config still does not know it."""
-        overrides = self._overrides(topic)
-        if overrides is None:
-            raise errors.ClusterUnavailable(
-                f"Kafka's brokers at {self.bootstrap_servers} do not agree yet whether topic {topic!r} exists "
-                "(its metadata lists it, its config is unknown); retrying"
-            )
-        return overrides
 
     def _moves(self, topic: str, partitions: Sequence[int] | None) -> dict[int, admin_results.PartitionMoves]:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
@@ -328,40 +286,6 @@ class AdminBackend(ReassignmentCalls):
                 self._raise_for(code, message, action)
         self._count_write()
         self._own.wrote(topic, partitions=len(partitions), config=config)
-
-    def write_topic_config(
-        self, topic: str, config: Mapping[str, str], *, expected_version: int | None
-    ) -> None:
-        """Make the topic's overrides exactly ``config``: describe, then one IncrementalAlterConfigs
-        with SET for new or differing keys and DELETE for overrides not in ``config``; nothing is
-        sent when they are equal. ``expected_version`` is ignored (no versions in the Admin API).
-
-        :raises TopicBeingDeleted: Kafka does not know the topic (deleted, or being deleted).
-        :raises InvalidConfig: Kafka refused a value.
-        """
-        action = f"changing the config of topic {topic!r}"
-        current = self._overrides(topic)
-        if current is None:
-            raise errors.TopicBeingDeleted(
-                f"Kafka at {self.bootstrap_servers} does not know topic {topic!r} (deleted, being deleted, or "
-                "not yet known to every broker), so its config is not written; retrying"
-            )
-        operations = admin_results.config_operations(current, config)
-        if not operations:
-            return
-        kafka_admin = admin_client.kafka_admin()
-        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic, configs=operations)
-        answer = self._call(
-            action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
-        )
-        code, message = admin_errors.alter_result(str((answer.get("topic") or {}).get(topic, "OK")))
-        if code == admin_errors.UNKNOWN_TOPIC_OR_PARTITION:
-            raise errors.TopicBeingDeleted(
-                f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written"
-            )
-        self._raise_for(code, message, action)
-        self._count_write()
-        self._own.wrote(topic, config=config)
 
     def add_partitions(
         self,
