@@ -361,16 +361,15 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
 
     def mark_topic_for_deletion(self, topic: str) -> bool:
         """DeleteTopics of the topic, by its id when Kafka reports one (a topic re-created under
-        the name meanwhile is not deleted). False when Kafka does not know the topic.
+        the name meanwhile is not deleted), else by name. False when Kafka's controller does not know
+        the topic.
 
         With ``delete.topic.enable=false`` Kafka refuses at once: True is returned all the same
         (the request was made), and the topic is never reported as marked, which is what
         ``service.deletion`` reads as "Kafka removed the marker but kept the topic".
         """
-        entry = self._describe_once(topic)
-        if entry is None:
-            return False
-        topic_id = str(entry["topic_id"]) if entry.get("topic_id") else None
+        entry = self._describe_once(topic)  # None: maybe a broker that has not learned of it yet
+        topic_id = str(entry["topic_id"]) if entry is not None and entry.get("topic_id") else None
         target: str | uuid.UUID = uuid.UUID(topic_id) if topic_id else topic
         action = f"deleting topic {topic!r}"
         answer = self._call(
