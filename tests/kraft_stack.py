@@ -50,9 +50,10 @@ class KRaftCluster:
     def kafka_cli(self, main_class: str, *args: str, timeout: float = 120.0) -> str:
         """Run Kafka's tool ``main_class`` with ``--bootstrap-server`` and ``args``; its standard
         output (a failing tool fails the test with its output)."""
-        log4j = java.write_log4j(self.workdir / "cli-log4j.properties")
+        libs = artifacts.kafka_libs(self.kafka_version)
+        log4j = java.write_logging(libs, self.workdir / "cli")
         argv = java.java_argv(
-            artifacts.kafka_libs(self.kafka_version),
+            libs,
             main_class,
             ["--bootstrap-server", self.bootstrap_servers, *args],
             heap="256m",

@@ -215,9 +215,13 @@ def pytest_runtest_makereport(
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" and report.failed:
-        proc = item.funcargs.get("operator") if hasattr(item, "funcargs") else None
-        if isinstance(proc, OperatorProcess):
-            report.sections.append(("operator log (tail)", proc.log_tail(120)))
+        funcargs = getattr(item, "funcargs", {})
+        # The session operator, or the one a module started for a cluster of its own.
+        for name in ("kraft_operator", "migration_operator", "operator"):
+            proc = funcargs.get(name)
+            if isinstance(proc, OperatorProcess) and proc.running():
+                report.sections.append((f"{name} log (tail)", proc.log_tail(120)))
+                break
 
 
 def wait_gone(probe: Any, timeout: float = 90, what: str = "deletion") -> None:

@@ -4,26 +4,19 @@ plain kafka-python client (``tests.e2e.kafka_client.KafkaView``), never through 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
 from kafka_zk_operator.domain import errors, model
 from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
-
-
-def _kafka_topic_id(kafka: KafkaView, topic: str) -> str:
-    """The topic id Kafka reports (asked until a broker that knows the topic answers)."""
-    return str(
-        wait_for(
-            lambda: kafka.admin.describe_topics([topic])[0].get("topic_id"), what=f"the topic id of {topic}"
-        )
-    )
 
 
 @pytest.fixture
@@ -56,7 +49,7 @@ def _replicas(kafka: KafkaView, topic: str) -> dict[int, list[int]] | None:
 
 
 def test_a_topic_is_created_with_exactly_its_assignment_and_overrides(
-    backend: AdminBackend, kafka: KafkaView, unique_topic: str
+    backend: AdminBackend, kafka: KafkaView, zk: KazooClient, unique_topic: str
 ) -> None:
     assignment = {0: (1, 2), 1: (2, 3), 2: (3, 1)}
     backend.create_topic(unique_topic, assignment, {"retention.ms": "3600000", "cleanup.policy": "compact"})
@@ -66,13 +59,16 @@ def test_a_topic_is_created_with_exactly_its_assignment_and_overrides(
         1: [2, 3],
         2: [3, 1],
     }
-    configs = kafka.configs(unique_topic)
+    configs = wait_for(lambda: kafka.configs(unique_topic), what="a broker that knows the topic's config")
     assert configs["retention.ms"] == "3600000" and configs["cleanup.policy"] == "compact"
     assert backend.wait_for_leaders(unique_topic, 3, timeout=30)
     observed = backend.read_topic(unique_topic)
     assert observed.assignment is not None and dict(observed.assignment.partitions) == assignment
     assert observed.config == {"retention.ms": "3600000", "cleanup.policy": "compact"}
-    assert observed.assignment.topic_id == _kafka_topic_id(kafka, unique_topic)
+    # Kafka's own text of the id, as the controller wrote it into the topic znode (and Kafka's
+    # tools print it): the same string either backend reports in status.topicId.
+    znode = json.loads(zk.get(f"/brokers/topics/{unique_topic}")[0])
+    assert observed.assignment.topic_id == znode["topic_id"]
     assert set(observed.partition_states) == {0, 1, 2}
     assert all(state.leader == assignment[p][0] for p, state in observed.partition_states.items())
     assert not observed.is_reassigning and not observed.marked_for_deletion

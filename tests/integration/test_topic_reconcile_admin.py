@@ -5,6 +5,8 @@ checked by a plain kafka-python client (``tests.e2e.kafka_client.KafkaView``).""
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,12 +23,12 @@ from tests.integration.helpers import wait_for
 
 
 def _kafka_topic_id(kafka: KafkaView, topic: str) -> str:
-    """The topic id Kafka reports (asked until a broker that knows the topic answers)."""
-    return str(
-        wait_for(
-            lambda: kafka.admin.describe_topics([topic])[0].get("topic_id"), what=f"the topic id of {topic}"
-        )
+    """The topic id a plain client reads (asked until a broker that knows the topic answers), in
+    Kafka's own text (``Uuid.toString``: URL-safe base64 without padding, as Kafka's tools print it)."""
+    found = wait_for(
+        lambda: kafka.admin.describe_topics([topic])[0].get("topic_id"), what=f"the id of {topic}"
     )
+    return base64.urlsafe_b64encode(uuid.UUID(str(found)).bytes).rstrip(b"=").decode()
 
 
 POLICIES = TopicPolicies(create_wait_seconds=10)

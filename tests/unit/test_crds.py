@@ -272,6 +272,8 @@ def test_kafkatopic_status_fields(topic_crd: dict[str, Any]) -> None:
         "conditions",
         "topicName",
         "topicId",
+        "migrationPhase",
+        "backend",
         "partitions",
         "replicationFactor",
         "partitionStates",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk_operator.devstack import kraft, migration
+from kafka_zk_operator.devstack import java, kraft, migration
 from kafka_zk_operator.devstack.errors import StackError
 
 
@@ -70,3 +70,21 @@ def test_brokers_enter_migration_mode_with_ibp_3_9_and_the_controller_listener_m
 def test_a_spec_with_an_unknown_controller_layout_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StackError, match="controllers must be one of"):
         kraft.KRaftStack(kraft.KRaftSpec(controllers="many"), tmp_path)
+
+
+def test_kafka_4_jars_get_a_log4j2_configuration_and_its_system_property(tmp_path: Path) -> None:
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "log4j-core-2.24.3.jar").touch()
+    config = java.write_logging(libs, tmp_path / "node")
+    assert config.name == "log4j2.properties" and "rootLogger.level = INFO" in config.read_text()
+    assert f"-Dlog4j2.configurationFile={config}" in java.java_argv(libs, "X", [], heap="64m", log4j=config)
+
+
+def test_kafka_3_jars_keep_the_log4j_1_configuration(tmp_path: Path) -> None:
+    (tmp_path / "reload4j-1.2.19.jar").touch()
+    config = java.write_logging(tmp_path, tmp_path / "node")
+    assert config.name == "log4j.properties"
+    assert f"-Dlog4j.configuration=file:{config}" in java.java_argv(
+        tmp_path, "X", [], heap="64m", log4j=config
+    )

@@ -79,7 +79,7 @@ class FakeSettings:
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
     store = FakeStore()
-    runtime = SimpleNamespace(name="local", health=None, store=lambda: store)
+    runtime = SimpleNamespace(name="local", health=None, store=lambda: store, backend=lambda: store, phase=None)
     memo = SimpleNamespace(settings=FakeSettings(), clusters=SimpleNamespace(get=lambda name: runtime))
     monkeypatch.setattr(kafkatopic_resync, "_open_store", lambda memo, resource: store)
     full: list[str] = []

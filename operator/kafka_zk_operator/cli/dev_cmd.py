@@ -73,8 +73,9 @@ def register(subparsers: Any) -> None:
     up.add_argument(
         "--kafka-version",
         default=artifacts.DEFAULT_KAFKA_VERSION,
-        choices=artifacts.SUPPORTED_KAFKA_VERSIONS,
-        help=f"Kafka line to run in ZooKeeper mode (default {artifacts.DEFAULT_KAFKA_VERSION})",
+        choices=(*artifacts.SUPPORTED_KAFKA_VERSIONS, *artifacts.KRAFT_ONLY_KAFKA_VERSIONS),
+        help=f"Kafka line to run (default {artifacts.DEFAULT_KAFKA_VERSION}; "
+        f"{', '.join(artifacts.KRAFT_ONLY_KAFKA_VERSIONS)} with --kraft only)",
     )
     up.add_argument("--no-kubernetes", action="store_true", help="skip etcd and kube-apiserver")
     up.add_argument(
@@ -119,7 +120,7 @@ def register(subparsers: Any) -> None:
     prepare = sub.add_parser("prepare", help="fetch/build every binary the stack and tests need (cached)")
     prepare.add_argument(
         "--kafka-versions",
-        default=",".join(artifacts.TESTED_KAFKA_VERSIONS),
+        default=",".join((*artifacts.TESTED_KAFKA_VERSIONS, *artifacts.KRAFT_ONLY_KAFKA_VERSIONS)),
         help="comma-separated Kafka versions to fetch (default: the lines the test suite runs)",
     )
     prepare.add_argument("--no-kubernetes", action="store_true", help="skip building kube-apiserver/etcd")
@@ -195,6 +196,8 @@ def _up(args: argparse.Namespace) -> int:
     racks = tuple(r.strip() for r in args.racks.split(",") if r.strip())
     if args.kraft:
         return _up_kraft(args, racks)
+    if args.kafka_version in artifacts.KRAFT_ONLY_KAFKA_VERSIONS:
+        raise CliError(f"Kafka {args.kafka_version} has no ZooKeeper mode: add --kraft")
     spec = StackSpec(
         brokers=args.brokers,
         zookeeper_servers=args.zookeeper_servers,
@@ -274,12 +277,10 @@ def _prepare(args: argparse.Namespace) -> int:
     except StackError as exc:
         raise CliError(str(exc)) from exc
     versions = [v.strip() for v in args.kafka_versions.split(",") if v.strip()]
-    unknown = [v for v in versions if v not in artifacts.SUPPORTED_KAFKA_VERSIONS]
+    known = (*artifacts.SUPPORTED_KAFKA_VERSIONS, *artifacts.KRAFT_ONLY_KAFKA_VERSIONS)
+    unknown = [v for v in versions if v not in known]
     if unknown:
-        raise CliError(
-            f"unsupported Kafka version(s) {', '.join(unknown)}; "
-            f"choose from {', '.join(artifacts.SUPPORTED_KAFKA_VERSIONS)}"
-        )
+        raise CliError(f"unsupported Kafka version(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     try:
         for version in versions:
             print(f"Kafka {version}: {artifacts.kafka_libs(version)}")

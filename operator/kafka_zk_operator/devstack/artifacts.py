@@ -55,6 +55,9 @@ SUPPORTED_KAFKA_VERSIONS = (
     "0.10.1.1",
     "0.10.0.1",
 )
+#: Kafka lines that only run in KRaft mode (``devstack.kraft``; 4.0 removed ZooKeeper mode). 4.x logs
+#: through log4j2 (``assets/fetch-kafka.sh``, ``java.write_logging``).
+KRAFT_ONLY_KAFKA_VERSIONS = ("4.1.2",)
 #: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py;
 #: tests/integration/test_kafka_line_matrix.py restarts every broker of each with edge configs).
 TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.4.1", "2.3.1", "2.0.1", "1.1.1", "1.0.2", "0.10.0.1")

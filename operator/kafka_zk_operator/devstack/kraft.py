@@ -46,7 +46,7 @@ COMBINED = "broker,controller"
 #: ``KRaftSpec.controllers``: three combined nodes, or dedicated controller(s) beside the brokers.
 CONTROLLER_LAYOUTS = ("combined", "separate")
 #: Kafka lines ``KRaftStack`` runs (checked by tests/integration/test_kraft_stack.py).
-KRAFT_KAFKA_VERSIONS = (artifacts.DEFAULT_KAFKA_VERSION,)
+KRAFT_KAFKA_VERSIONS = (artifacts.DEFAULT_KAFKA_VERSION, *artifacts.KRAFT_ONLY_KAFKA_VERSIONS)
 #: Kafka's main class of the storage tool (``bin/kafka-storage.sh``), in the kafka_2.13 jar of 3.x.
 STORAGE_TOOL = "kafka.tools.StorageTool"
 
@@ -173,13 +173,13 @@ class KRaftNode:
         args = ["format", "-t", cluster_id, "-c", str(self.write_properties()), "--ignore-formatted"]
         if release_version is not None:
             args += ["--release-version", release_version]
-        log4j = java.write_log4j(self.workdir / "log4j.properties")
+        log4j = java.write_logging(self.libs, self.workdir)
         return java.java_argv(self.libs, STORAGE_TOOL, args, heap="256m", log4j=log4j)
 
     def start(self) -> None:
         """Start the node on its (already formatted) log folder, with freshly written properties."""
         self.write_properties()
-        log4j = java.write_log4j(self.workdir / "log4j.properties")
+        log4j = java.write_logging(self.libs, self.workdir)
         argv = java.java_argv(
             self.libs, "kafka.Kafka", [str(self.properties_path)], heap=self.heap, log4j=log4j
         )

@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import kopf
 from kubernetes.client.exceptions import ApiException
@@ -199,7 +199,7 @@ def _reconcile_now(
     )
     # The ZooKeeper store watches partition state znodes and records what a pass read (a resync
     # of an unchanged topic reads nothing); the Admin API backend has neither: its resyncs poll.
-    store = backend if isinstance(backend, ZkStore) else None
+    store = cast(ZkStore, backend) if hasattr(backend, "recording_stamps") else None  # ZooKeeper's, or a test's
     health = runtime.health if store is not None else None
     if store is None and runtime.health is not None:
         runtime.health.untrack(resource.topic_name, resource.ref)  # frozen znodes after the takeover

@@ -17,11 +17,13 @@ Used by ``adapters.kafka.admin_backend``; unit-tested on recorded answers (``tes
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from kafka_zk_operator.adapters.zk import topic_ids
 from kafka_zk_operator.domain import model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
 
@@ -109,7 +111,7 @@ def topic_assignment(entry: Mapping[str, Any], moves: Mapping[int, PartitionMove
     topic_id = entry.get("topic_id")
     return model.TopicAssignment(
         partitions=MappingProxyType(partitions),
-        topic_id=str(topic_id) if topic_id else None,
+        topic_id=kafka_topic_id(topic_id) if topic_id else None,
         adding_replicas=MappingProxyType(adding),
         removing_replicas=MappingProxyType(removing),
     )
@@ -214,3 +216,11 @@ def brokers_of(described_cluster: Mapping[str, Any]) -> list[AdminBroker]:
         for b in described_cluster.get("brokers") or []
     ]
     return sorted(brokers, key=lambda b: b.broker.id)
+
+
+def kafka_topic_id(value: object) -> str:
+    """Kafka's own text of a topic id (``Uuid.toString``: 22 characters of URL-safe base64, as
+    in the topic znode and Kafka's tools) from kafka-python's UUID (``uuid.UUID`` or its text):
+    the same id reads the same through either backend, so ``status.topicId`` survives a migration."""
+    raw = value.bytes if isinstance(value, uuid.UUID) else uuid.UUID(str(value)).bytes
+    return topic_ids.topic_id_from_bytes(raw)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch a Kafka broker (ZooKeeper mode) with all its runtime jars from Maven Central into a cache.
+# Fetch a Kafka broker (ZooKeeper mode; KRaft only from 4.x) with all its runtime jars from Maven Central into a cache.
 # The set includes ZooKeeper's server classes (a Kafka dependency), a log4j binding so brokers log,
 # and Kafka's command-line tools. Usage: fetch-kafka.sh VERSION  -> prints the libs folder.
 set -euo pipefail
@@ -9,8 +9,13 @@ out="$cache/kafka/$v/libs"
 major="${v%%.*}"; rest="${v#*.}"; minor="${rest%%.*}"; rest="${rest#*.}"; patch="${rest%%.*}"
 scala=2.13
 extra=""
-# A log binding so brokers write logs: reload4j for 3.x (what Kafka 3.x ships), log4j 1.2.17 before.
+# A log binding so brokers write logs: reload4j for 3.x (what Kafka 3.x ships), log4j 1.2.17 before,
+# log4j2 from 4.x.
 logging="<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>"
+if [ "$major" -ge 4 ]; then
+  # Kafka 4.x moved to log4j2 (KIP-653) and kept slf4j 1.7: its binding is log4j-slf4j-impl.
+  logging="<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency><dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.24.3</version></dependency>"
+fi
 if [ "$major" -lt 3 ]; then
   logging="<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId><version>1.7.30</version></dependency><dependency><groupId>log4j</groupId><artifactId>log4j</artifactId><version>1.2.17</version></dependency>"
 fi

@@ -1,0 +1,228 @@
+"""The core KafkaTopic and PartitionReassignment behaviours on a native KRaft cluster (no ZooKeeper).
+
+The operator runs as a real process with a clusters file whose only cluster is the KRaft 3.9
+cluster of ``tests/kraft_stack.py`` (``bootstrapServers``, no ``zookeeper``): every read and
+write goes through the Kafka Admin API backend. The assertions are the ZooKeeper e2e tests'
+(``test_kafkatopic.py``, ``test_partitionreassignment.py``), checked with Kafka's own view: a
+plain kafka-python client and Kafka's ``TopicCommand``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from kafka_zk_operator.devstack.operator_process import OperatorProcess
+from tests.conftest import KafkaCluster
+from tests.e2e.conftest import Resources, kafkatopic, wait_gone
+from tests.e2e.kafka_client import KafkaView, expect_out_of_band_change_reverted
+from tests.e2e.reassignment_helpers import (
+    SLOW_RATE,
+    create_topic,
+    explicit_moves,
+    fill,
+    fill_slow,
+    kafka_broker_throttles,
+    kafka_topic_throttles,
+    wait_phase,
+)
+from tests.integration.helpers import wait_for
+from tests.kraft_stack import TOPIC_COMMAND, KRaftCluster, describe_replicas
+
+
+@pytest.fixture(scope="module")
+def kraft_operator(
+    kafka_cluster: KafkaCluster,
+    kraft_cluster: KRaftCluster,
+    operator: OperatorProcess,
+    crds: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[OperatorProcess]:
+    """``kzo operator`` serving only the KRaft cluster (the session operator stopped meanwhile)."""
+    log_dir: Path = tmp_path_factory.mktemp("kraft-operator")
+    clusters_file = log_dir / "clusters.yaml"
+    clusters_file.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [{"name": "kraft", "bootstrapServers": kraft_cluster.bootstrap_servers}],
+                "defaultCluster": "kraft",
+            }
+        )
+    )
+    operator.stop()
+    process = OperatorProcess(
+        kubeconfig=kafka_cluster.kubeconfig,
+        zk_connect="unused",
+        log_path=log_dir / "operator.log",
+        extra_env={
+            "KZO_CLUSTERS_FILE": str(clusters_file),
+            "KZO_ZOOKEEPER": "",
+            "KZO_RESYNC_SECONDS": "5",
+            "KZO_CREATE_WAIT_SECONDS": "10",
+        },
+    )
+    try:
+        process.start()
+        yield process
+    finally:
+        process.stop()
+        operator.start()
+
+
+@pytest.fixture(scope="module")
+def view(kraft_cluster: KRaftCluster) -> Iterator[KafkaView]:
+    kafka = KafkaView(kraft_cluster.bootstrap_servers)
+    try:
+        yield kafka
+    finally:
+        kafka.close()
+
+
+@pytest.fixture
+def kts(api_client: client.ApiClient, kraft_operator: OperatorProcess) -> Resources:
+    return Resources(api_client, "kafkatopics")
+
+
+@pytest.fixture
+def kprs(api_client: client.ApiClient, kraft_operator: OperatorProcess) -> Resources:
+    return Resources(api_client, "partitionreassignments")
+
+
+def _racks(cluster: KRaftCluster) -> dict[int, str | None]:
+    return {b.id: b.rack for b in cluster.brokers}
+
+
+def test_a_kafkatopic_creates_a_rack_diverse_topic_through_the_admin_api(
+    kts: Resources, namespace: str, view: KafkaView, kraft_cluster: KRaftCluster, unique_topic: str
+) -> None:
+    kts.create(namespace, kafkatopic(unique_topic, partitions=6, rf=3, config={"retention.ms": "7200000"}))
+    ready = kts.wait_ready(namespace, unique_topic)
+    described = wait_for(lambda: view.describe(unique_topic), what="Kafka to describe the topic")
+    assert sorted(described) == list(range(6))
+    racks = _racks(kraft_cluster)
+    for partition in described.values():
+        assert len({racks[b] for b in partition["replicas"]}) == 3, "replicas must span three racks"
+    wait_for(lambda: view.configs(unique_topic).get("retention.ms") == "7200000", what="retention.ms")
+    status = ready["status"]
+    assert (status["migrationPhase"], status["backend"]) == ("KRaft", "AdminAPI")
+    assert status["partitions"] == 6 and status["replicationFactor"] == 3
+    assert status["underReplicatedPartitions"] == 0
+    cli = kraft_cluster.kafka_cli(TOPIC_COMMAND, "--describe", "--topic", unique_topic)
+    assert f"TopicId: {status['topicId']}" in cli, cli
+
+
+def test_an_explicit_assignment_is_what_kafka_holds(
+    kts: Resources, namespace: str, kraft_cluster: KRaftCluster, unique_topic: str
+) -> None:
+    wanted = {0: [1, 2], 1: [2, 3], 2: [3, 1]}
+    kts.create(
+        namespace,
+        kafkatopic(unique_topic, partitions=3, rf=2, assignment={str(p): r for p, r in wanted.items()}),
+    )
+    kts.wait_ready(namespace, unique_topic)
+    cli = kraft_cluster.kafka_cli(TOPIC_COMMAND, "--describe", "--topic", unique_topic)
+    assert describe_replicas(cli) == wanted
+
+
+def test_growing_partitions_and_changing_config_keep_the_topic_id(
+    kts: Resources, namespace: str, view: KafkaView, unique_topic: str
+) -> None:
+    kts.create(namespace, kafkatopic(unique_topic, partitions=2, rf=2, config={"retention.ms": "3600000"}))
+    topic_id = kts.wait_ready(namespace, unique_topic)["status"]["topicId"]
+    kts.patch(namespace, unique_topic, {"spec": {"partitions": 5, "config": {"retention.ms": "600000"}}})
+    kts.wait_ready(namespace, unique_topic)
+    described = wait_for(lambda: d if (d := view.describe(unique_topic)) and len(d) == 5 else None)
+    assert all(len(p["replicas"]) == 2 for p in described.values())
+    wait_for(lambda: view.configs(unique_topic).get("retention.ms") == "600000", what="new retention.ms")
+    after = wait_for(
+        lambda: b if (b := kts.get(namespace, unique_topic)) and b["status"].get("partitions") == 5 else None
+    )
+    assert after["status"]["topicId"] == topic_id
+
+
+def test_an_out_of_band_config_change_is_reverted_by_the_resync(
+    kts: Resources, namespace: str, view: KafkaView, unique_topic: str
+) -> None:
+    kts.create(namespace, kafkatopic(unique_topic, partitions=1, rf=1, config={"retention.ms": "3600000"}))
+    kts.wait_ready(namespace, unique_topic)
+    expect_out_of_band_change_reverted(
+        view, unique_topic, "retention.ms", changed="1000", wanted="3600000", timeout=45
+    )
+
+
+def test_an_existing_topic_is_adopted_with_its_id_and_deleting_the_resource_deletes_it(
+    kts: Resources, namespace: str, view: KafkaView, unique_topic: str
+) -> None:
+    view.create_topic(unique_topic, 3, 2, {"retention.ms": "86400000"})
+    before = wait_for(lambda: view.describe(unique_topic), what="the pre-existing topic")
+    kts.create(namespace, kafkatopic(unique_topic, partitions=3, rf=2, config={"retention.ms": "86400000"}))
+    ready = kts.wait_ready(namespace, unique_topic)
+    assert ready["status"]["conditions"][0]["reason"] in ("Adopted", "InSync")
+    assert {p: v["replicas"] for p, v in view.describe(unique_topic).items()} == {  # type: ignore[union-attr]
+        p: v["replicas"] for p, v in before.items()
+    }
+    kts.delete(namespace, unique_topic)
+    wait_gone(lambda: kts.get(namespace, unique_topic), what="the KafkaTopic to go away")
+    wait_for(lambda: unique_topic not in view.topic_names(), what="Kafka to delete the topic")
+
+
+def test_a_stopped_broker_shows_as_under_replicated_partitions(
+    kts: Resources, namespace: str, kraft_cluster: KRaftCluster, unique_topic: str
+) -> None:
+    kts.create(namespace, kafkatopic(unique_topic, partitions=3, rf=3))
+    kts.wait_ready(namespace, unique_topic)
+    broker = kraft_cluster.stack.brokers[-1]
+    broker.stop()
+    try:
+        wait_for(
+            lambda: (
+                (kts.get(namespace, unique_topic) or {}).get("status", {}).get("underReplicatedPartitions")
+                == 3
+            ),
+            timeout=60,
+            what="the resync to report 3 under-replicated partitions",
+        )
+    finally:
+        broker.start()
+    wait_for(
+        lambda: (
+            (kts.get(namespace, unique_topic) or {}).get("status", {}).get("underReplicatedPartitions") == 0
+        ),
+        timeout=90,
+        what="the partitions back in sync",
+    )
+
+
+def test_a_throttled_explicit_reassignment_completes_and_leaves_no_throttle(
+    kprs: Resources,
+    namespace: str,
+    view: KafkaView,
+    kraft_cluster: KRaftCluster,
+    unique_topic: str,
+    kraft_operator: OperatorProcess,
+) -> None:
+    create_topic(view, unique_topic, {0: [1, 2], 1: [2, 1]})
+    fill_slow(view, unique_topic, 0)
+    fill(view, unique_topic, count=20, partition=1)
+    kprs.create(namespace, explicit_moves("kraft-explicit", unique_topic, {0: [3, 1], 1: [2, 3]}))
+    # While it runs, Kafka reports the operator's throttle on the moving replicas.
+    wait_for(
+        lambda: kafka_topic_throttles(view, unique_topic).get("follower.replication.throttled.replicas"),
+        timeout=60,
+        interval=0.2,
+        what="the throttle while the batch runs",
+    )
+    assert kafka_broker_throttles(view, 3).get("follower.replication.throttled.rate") == str(SLOW_RATE)
+    done = wait_phase(kprs, namespace, "kraft-explicit", "Completed", timeout=180)
+    assert done["status"]["progress"]["partitionsDone"] == 2
+    cli = kraft_cluster.kafka_cli(TOPIC_COMMAND, "--describe", "--topic", unique_topic)
+    assert describe_replicas(cli) == {0: [3, 1], 1: [2, 3]}
+    wait_for(lambda: kafka_topic_throttles(view, unique_topic) == {}, what="the topic's throttle removed")
+    assert all(kafka_broker_throttles(view, b.id) == {} for b in kraft_cluster.brokers)
+    # The record is cleared (its rate stays, as what spec.throttle asked for), as on ZooKeeper.
+    record = ((kprs.get(namespace, "kraft-explicit") or {}).get("status") or {}).get("throttle")
+    assert record == {"applied": False, "rate": SLOW_RATE}
