@@ -59,7 +59,7 @@ def test_a_topic_is_created_with_exactly_its_assignment_and_overrides(
         1: [2, 3],
         2: [3, 1],
     }
-    configs = kafka.configs(unique_topic)
+    configs = wait_for(lambda: kafka.configs(unique_topic), what="a broker that knows the topic's config")
     assert configs["retention.ms"] == "3600000" and configs["cleanup.policy"] == "compact"
     assert backend.wait_for_leaders(unique_topic, 3, timeout=30)
     observed = backend.read_topic(unique_topic)

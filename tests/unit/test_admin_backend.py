@@ -9,7 +9,7 @@ import pytest
 from kafka_zk_operator.adapters.kafka import own_writes
 from kafka_zk_operator.adapters.kafka.admin_backend import ADMIN_LINE, AdminBackend
 from kafka_zk_operator.domain import errors, kafka_lines, model
-from kafka_zk_operator.service.backend import TopicBackend
+from kafka_zk_operator.service.backend import ReassignmentBackend, TopicBackend
 
 #: Nothing listens there; the backend connects on first use only, and these tests never use it.
 NOWHERE = "127.0.0.1:1"
@@ -21,6 +21,11 @@ def test_the_admin_backend_is_a_topic_backend() -> None:
     assert backend.topics_marked_for_deletion() == []
     assert backend.controller_registration_version() is None and backend.last_zxid() is None
     assert backend.withdraw_deletion_marker("t") is False
+
+
+def test_the_admin_backend_is_a_reassignment_backend() -> None:
+    backend: ReassignmentBackend = AdminBackend(NOWHERE, client_id="kzo-test")  # mypy checks the protocol
+    assert backend.pending_preferred_election() is None
 
 
 def test_the_line_is_the_declared_one_else_the_newest_3x_with_its_basis() -> None:
@@ -60,3 +65,38 @@ def test_a_requested_deletion_covers_only_the_topic_id_it_was_asked_for() -> Non
     assert not own.deletion_of("u", "id-1")
     own.gone("t")
     assert not own.deletion_pending("t") and not own.deletion_of("t", "id-1")
+
+
+def test_a_read_is_asked_again_until_it_shows_the_write_and_no_longer_than_allowed() -> None:
+    answers = iter([None, None, 3, 4])
+    assert own_writes.until_shown(5.0, lambda: next(answers), lambda got: got is not None, pause_s=0) == 3
+    asked: list[int] = []
+
+    def read() -> int:
+        asked.append(1)
+        return len(asked)
+
+    assert own_writes.until_shown(0.05, read, lambda got: False, pause_s=0.01) == len(asked)
+    assert 1 <= len(asked) < 20
+
+
+class _Answers(AdminBackend):
+    """The backend with DescribeTopics answered from a list (one broker lags behind another)."""
+
+    def __init__(self, answers: list[dict[str, object] | None]) -> None:
+        super().__init__(NOWHERE, client_id="kzo-test")
+        self.answers = answers
+
+    def _describe_once(self, topic: str) -> dict[str, object] | None:
+        return self.answers.pop(0)
+
+
+def test_a_requested_deletion_stays_marked_until_the_topic_is_seen_gone_for_good() -> None:
+    """A broker that already dropped the topic answers between two that still list it: the
+    deletion is under way, never 'refused' (service.deletion reads not-marked as a refusal)."""
+    backend = _Answers([None, {"name": "t", "topic_id": "id-1", "partitions": []}, None])
+    backend._own.deleting("t", "id-1")
+    assert backend.is_marked_for_deletion("t")  # this broker no longer lists it
+    assert backend.is_marked_for_deletion("t")  # another still does, with the id asked for
+    assert backend.topic_fully_deleted("t")
+    assert not backend.is_marked_for_deletion("t")  # over: no request is made

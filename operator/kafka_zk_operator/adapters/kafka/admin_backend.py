@@ -1,31 +1,24 @@
-"""The Kafka Admin API topic backend: ``service.backend.TopicBackend`` through kafka-python 3.x.
+"""The Kafka Admin API topic backend: ``service.backend.TopicBackend`` (and, through
+``admin_reassignment_calls``, ``ReassignmentBackend``) with kafka-python 3.x.
 
 Where ZooKeeper is not authoritative (a migration past the KRaft controller's takeover, a KRaft
-cluster) the topic services read and write through this backend instead of ``adapters.zk.store``.
-It also works on ZooKeeper-mode brokers (2.4+ for the reassignment listing; the tests run it on
-3.9.2), which forward or apply every request themselves.
+cluster) the services use this backend instead of ``adapters.zk.store``; ZooKeeper-mode 2.4+
+brokers answer the same requests (the tests use 3.9.2 in both modes). Against the ZooKeeper store:
 
-Semantics, against the ZooKeeper store's:
+* reads are DescribeTopics, DescribeConfigs (only ``DYNAMIC_TOPIC_CONFIG`` overrides) and
+  ListPartitionReassignments; there are no versions (``config_version`` None, ``assignment_version`` -1);
+* writes are CreateTopics (assignment and overrides in one request), describe → diff → one
+  IncrementalAlterConfigs of the differing keys (nothing when equal), CreatePartitions of exactly
+  the new partitions, DeleteTopics by topic id. No compare-and-set: each write reads right before
+  it, and a lost race is a ``VersionConflict``, so the next pass plans again;
+* nothing is ever "marked for deletion" (KRaft deletes at once); ``delete.topic.enable=false`` is
+  reported as a marker Kafka removed while keeping the topic (``service.deletion`` releases the resource);
+* brokers learn of changes one by one and kafka-python asks any of them, so a read right after this
+  backend's own write waits (bounded, ``read_your_writes_s``) to see it (``own_writes``); changes
+  made by others show up a pass later.
 
-* Reads: DescribeTopics (Metadata: replicas, leader, ISR, topic id), DescribeConfigs keeping only
-  the topic's own overrides (``DYNAMIC_TOPIC_CONFIG``), ListPartitionReassignments for the adding
-  and removing replicas. No versions: ``config_version`` is None, ``assignment_version`` -1.
-* Writes: CreateTopics with the explicit assignment and the overrides in one request (atomic in
-  Kafka); config changes as describe → diff → one IncrementalAlterConfigs of only the differing
-  keys (nothing sent when equal); CreatePartitions for exactly the new partitions; DeleteTopics by
-  topic id. There is no compare-and-set: each write reads right before it, and a lost race shows
-  as ``VersionConflict`` (e.g. TOPIC_ALREADY_EXISTS) so the next pass plans again.
-* Deletion is immediate in KRaft's metadata, so nothing is ever "marked": a topic counts as
-  marked only while a deletion this backend requested has not finished (ZooKeeper-mode brokers
-  delete asynchronously). ``delete.topic.enable=false`` is answered at once; it is then reported
-  as a marker Kafka removed while keeping the topic (``service.deletion``: the resource is released
-  with a ``DeletionRefusedByKafka`` Warning).
-* A broker learns of changes asynchronously and kafka-python asks any broker, so a read right
-  after this backend's own create, growth or config change waits (bounded, ``read_your_writes_s``)
-  until the answer shows that write.
-
-Every write increments ``writes`` and calls ``on_write``; every error is a domain error
-(``adapters.kafka.admin_errors``), with the bootstrap servers named when Kafka cannot be reached.
+Every write increments ``writes`` and calls ``on_write``; errors are domain errors
+(``adapters.kafka.admin_errors``) naming the bootstrap servers when Kafka cannot be reached.
 """
 
 from __future__ import annotations
@@ -34,15 +27,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
 from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
+from kafka_zk_operator.adapters.kafka.admin_topic_configs import TopicConfigCalls
 from kafka_zk_operator.domain import errors, kafka_lines, model
 from kafka_zk_operator.domain.topic_plan import ObservedTopic
-
-T = TypeVar("T")
 
 #: The line whose rules apply when ``kafkaVersion`` is not set: the newest 3.x the operator models.
 ADMIN_LINE: kafka_lines.KafkaLine = max(line for line in kafka_lines.SUPPORTED_LINES if line >= (3, 0, 0))
@@ -54,8 +46,10 @@ ADMIN_LINE_BASIS = (
 _STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
 
 
-class AdminBackend(ReassignmentCalls):
-    """Topic reads and writes through one ``KafkaAdminClient`` (created on first use).
+class AdminBackend(TopicConfigCalls, ReassignmentCalls):
+    """Topic reads and writes through one ``KafkaAdminClient`` (created on first use); the
+    reassignment side (``service.backend.ReassignmentBackend``) comes from :class:`ReassignmentCalls`,
+    the topic config reads and writes from :class:`TopicConfigCalls`.
 
     :param bootstrap_servers: ``host:port,...`` of plaintext listeners.
     :param client_id: the client id Kafka logs (``kzo-operator-<cluster>``).
@@ -72,7 +66,7 @@ class AdminBackend(ReassignmentCalls):
         client_id: str,
         kafka_version: kafka_lines.KafkaLine | None = None,
         timeout_s: float = 15.0,
-        read_your_writes_s: float = 5.0,
+        read_your_writes_s: float = 2.0,
         on_write: Callable[[], None] | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
@@ -83,21 +77,22 @@ class AdminBackend(ReassignmentCalls):
         self.on_write = on_write
         #: Writes Kafka accepted (a no-op pass makes none).
         self.writes = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards writes
+        self._connecting = threading.Lock()  # one bootstrap at a time
         self._admin: Any = None
         self._own = own_writes.OwnWrites()
 
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        with self._lock:
+        with self._connecting:
             admin, self._admin = self._admin, None
         if admin is not None:
             with admin_client.quiet("kafka"):
                 admin.close()
 
     def _client(self) -> Any:
-        with self._lock:
+        with self._connecting:
             if self._admin is None:
                 self._admin = admin_client.open_admin(
                     self.bootstrap_servers, client_id=self.client_id, timeout_s=self.timeout_s
@@ -124,6 +119,7 @@ class AdminBackend(ReassignmentCalls):
             raise
 
     def _raise_for(self, code: int, message: str | None, action: str) -> None:
+        """Raise the domain error of an answer's error code (``admin_errors.error_for``); nothing for 0."""
         admin_errors.raise_for(code, message, action=action, bootstrap=self.bootstrap_servers)
 
     def _count_write(self) -> None:
@@ -131,16 +127,6 @@ class AdminBackend(ReassignmentCalls):
             self.writes += 1
         if self.on_write is not None:
             self.on_write()
-
-    def _until_shown(self, read: Callable[[], T], shows: Callable[[T], bool]) -> T:
-        """``read()``, asked again for up to ``read_your_writes_s`` while its answer does not
-        ``shows`` this backend's last write (a broker that has not learned of it yet)."""
-        deadline = time.monotonic() + self.read_your_writes_s
-        while True:
-            answer = read()
-            if shows(answer) or time.monotonic() >= deadline:
-                return answer
-            time.sleep(0.1)
 
     # ------------------------------------------------------------------ reads
 
@@ -164,27 +150,11 @@ class AdminBackend(ReassignmentCalls):
         partitions, _ = self._own.written(topic)
         if partitions is None:
             return self._describe_once(topic)
-        return self._until_shown(
+        return own_writes.until_shown(
+            self.read_your_writes_s,
             lambda: self._describe_once(topic),
             lambda entry: entry is not None and len(admin_results.partitions_of(entry)) >= partitions,
         )
-
-    def _overrides(self, topic: str) -> dict[str, str]:
-        """The topic's own config overrides (DescribeConfigs, source ``DYNAMIC_TOPIC_CONFIG``)."""
-        kafka_admin = admin_client.kafka_admin()
-        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic)
-
-        def read() -> dict[str, str]:
-            described = self._call(
-                f"describing the config of topic {topic!r}",
-                lambda admin: admin.describe_configs([resource]),
-            )
-            return admin_results.topic_overrides(described, topic)
-
-        _, written = self._own.written(topic)
-        if written is None:
-            return read()
-        return self._until_shown(read, lambda got: got == written)
 
     def _moves(self, topic: str, partitions: Sequence[int] | None) -> dict[int, admin_results.PartitionMoves]:
         """The topic's partitions in an ongoing reassignment (all of the cluster's listed, then
@@ -219,7 +189,7 @@ class AdminBackend(ReassignmentCalls):
             moves, note = {}, unsupported.message
         return admin_results.observed_topic(
             entry,
-            overrides=self._overrides(topic),
+            overrides=self._known_overrides(topic),
             moves=moves,
             marked_for_deletion=self._marked(topic, entry),
             with_states=with_states,
@@ -330,34 +300,6 @@ class AdminBackend(ReassignmentCalls):
         self._count_write()
         self._own.wrote(topic, partitions=len(partitions), config=config)
 
-    def write_topic_config(
-        self, topic: str, config: Mapping[str, str], *, expected_version: int | None
-    ) -> None:
-        """Make the topic's overrides exactly ``config``: describe, then one IncrementalAlterConfigs
-        with SET for new or differing keys and DELETE for overrides not in ``config``; nothing is
-        sent when they are equal. ``expected_version`` is ignored (no versions in the Admin API).
-
-        :raises TopicBeingDeleted: Kafka does not know the topic (deleted, or being deleted).
-        :raises InvalidConfig: Kafka refused a value.
-        """
-        action = f"changing the config of topic {topic!r}"
-        operations = admin_results.config_operations(self._overrides(topic), config)
-        if not operations:
-            return
-        kafka_admin = admin_client.kafka_admin()
-        resource = kafka_admin.ConfigResource(kafka_admin.ConfigResourceType.TOPIC, topic, configs=operations)
-        answer = self._call(
-            action, lambda admin: admin.alter_configs([resource], incremental=True, raise_on_unknown=False)
-        )
-        code, message = admin_errors.alter_result(str((answer.get("topic") or {}).get(topic, "OK")))
-        if code == admin_errors.UNKNOWN_TOPIC_OR_PARTITION:
-            raise errors.TopicBeingDeleted(
-                f"topic {topic!r} is deleted or being deleted in Kafka, so its config is not written"
-            )
-        self._raise_for(code, message, action)
-        self._count_write()
-        self._own.wrote(topic, config=config)
-
     def add_partitions(
         self,
         topic: str,
@@ -421,28 +363,26 @@ class AdminBackend(ReassignmentCalls):
     # ------------------------------------------------------------------ deletion
 
     def is_marked_for_deletion(self, topic: str) -> bool:
-        """True only while a deletion this backend requested has not finished (the topic, with the
-        id it had then, still exists); Kafka itself keeps no marker."""
+        """True while a deletion this backend requested is not known to be finished: the topic
+        still exists with the id it had then, or this answer already lacks it while another broker
+        may still list it (brokers learn of a deletion one by one; ``topic_fully_deleted`` ends
+        it). Kafka itself keeps no marker."""
         if not self._own.deletion_pending(topic):
             return False
         entry = self._describe_once(topic)
-        if entry is None:
-            self._own.gone(topic)
-            return False
-        return self._marked(topic, entry)
+        return entry is None or self._marked(topic, entry)
 
     def mark_topic_for_deletion(self, topic: str) -> bool:
         """DeleteTopics of the topic, by its id when Kafka reports one (a topic re-created under
-        the name meanwhile is not deleted). False when Kafka does not know the topic.
+        the name meanwhile is not deleted), else by name. False when Kafka's controller does not know
+        the topic.
 
         With ``delete.topic.enable=false`` Kafka refuses at once: True is returned all the same
         (the request was made), and the topic is never reported as marked, which is what
         ``service.deletion`` reads as "Kafka removed the marker but kept the topic".
         """
-        entry = self._describe_once(topic)
-        if entry is None:
-            return False
-        topic_id = str(entry["topic_id"]) if entry.get("topic_id") else None
+        entry = self._describe_once(topic)  # None: maybe a broker that has not learned of it yet
+        topic_id = str(entry["topic_id"]) if entry is not None and entry.get("topic_id") else None
         target: str | uuid.UUID = uuid.UUID(topic_id) if topic_id else topic
         action = f"deleting topic {topic!r}"
         answer = self._call(

@@ -25,6 +25,11 @@ def kafka_errors() -> Any:
     return importlib.import_module("kafka.errors")
 
 
+def kafka_module() -> Any:
+    """kafka-python's top-level ``kafka`` module (``TopicPartition``)."""
+    return importlib.import_module("kafka")
+
+
 def kafka_admin() -> Any:
     """kafka-python's ``kafka.admin`` module (``KafkaAdminClient``, ``ConfigResource``, ...)."""
     return importlib.import_module("kafka.admin")

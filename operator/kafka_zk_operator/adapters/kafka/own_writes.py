@@ -4,7 +4,8 @@ Kafka's brokers learn of a change asynchronously (from the ZooKeeper-mode contro
 metadata log) and kafka-python asks whichever broker is least busy: a read right after a create
 can find no topic on a broker that has not heard of it. ``adapters.kafka.admin_backend`` keeps
 here the partition count and overrides of its last write per topic (for ``REMEMBER_S``), and the
-topic ids whose deletion it requested; thread-safe, no I/O.
+topic ids whose deletion it requested; :func:`until_shown` asks a read again until it shows them.
+Thread-safe; no I/O of its own.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: How long a write is remembered: longer than any broker takes to learn of it.
 REMEMBER_S = 30.0
@@ -73,3 +77,16 @@ class OwnWrites:
         with self._lock:
             self._written.pop(topic, None)
             self._deleting.pop(topic, None)
+
+
+def until_shown(
+    within_s: float, read: Callable[[], T], shows: Callable[[T], bool], *, pause_s: float = 0.1
+) -> T:
+    """``read()``, asked again for up to ``within_s`` seconds while its answer does not ``shows``
+    the last write (a broker that has not learned of it yet); the last answer either way."""
+    deadline = time.monotonic() + within_s
+    while True:
+        answer = read()
+        if shows(answer) or time.monotonic() >= deadline:
+            return answer
+        time.sleep(pause_s)
