@@ -36,7 +36,6 @@ from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import (
-    SLOW_RATE,
     create_topic,
     explicit_moves,
     fill_slow,
