@@ -41,10 +41,8 @@ def explicit_moves(name: str, topic: str, wanted: Mapping[int, list[int]], **spe
     """An Explicit PartitionReassignment moving ``topic``'s partitions to ``wanted``, throttled slow."""
     return reassignment(
         name,
-        mode="Explicit",
-        throttle=SLOW_RATE,
+        **{"mode": "Explicit", "throttle": SLOW_RATE, **spec},
         partitions=[{"topic": topic, "partition": p, "replicas": r} for p, r in wanted.items()],
-        **spec,
     )
 
 

@@ -106,6 +106,9 @@ class CopyWatch:
         self.steps = steps
         self.claimed: float | None = None
         self.copied: float | None = None
+        #: The topic znode of ``moving`` when the claim was first seen (Kafka's own record of a
+        #: reassignment in flight: its adding/removing replicas).
+        self.moving_at_claim: dict[str, Any] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -127,6 +130,7 @@ class CopyWatch:
             now = time.monotonic()
             if epoch > 0 and self.claimed is None:
                 self.claimed = now
+                self.moving_at_claim = self.steps.znode("/brokers/topics/moving") or {}
             if epoch > 0 and offset > 0:
                 self.copied = now
             time.sleep(0.05)
@@ -197,7 +201,9 @@ def test_the_resources_stay_ready_through_a_real_migration(
     fill_slow(view, "moving", 0)
 
     def start_reassignment() -> None:
-        kprs.create(namespace, explicit_moves("across", "moving", {0: [2]}))
+        # Slow enough to outlast the last broker's restart: past the first MiB (which Kafka lets a
+        # throttled replica fetch at once) 0.3 MB at 8 KB/s.
+        kprs.create(namespace, explicit_moves("across", "moving", {0: [2]}, throttle=8192))
         wait_for(
             lambda: kafka_topic_throttles(view, "moving").get("follower.replication.throttled.replicas"),
             timeout=60,
@@ -208,6 +214,7 @@ def test_the_resources_stay_ready_through_a_real_migration(
     with CopyWatch(steps) as copy:
         m.figures["migration mode"] = steps.enter_migration_mode(before_last_broker=start_reassignment)
     assert copy.claimed is not None and copy.copied is not None
+    assert copy.moving_at_claim.get("adding_replicas"), f"in flight at the takeover: {copy.moving_at_claim}"
     m.figures["writes waiting (initial copy)"] = copy.copied - copy.claimed
     zk_writes_at_takeover = _zk_writes(m.operator)
     done = wait_phase(kprs, namespace, "across", "Completed", timeout=240)
