@@ -94,6 +94,12 @@ def test_a_pathological_pattern_finishes_at_once(pattern: str) -> None:
     assert time.perf_counter() - started < 0.5
 
 
+def test_nested_quantifiers_expand_linearly() -> None:
+    """200 nested ``(?:...)+`` (1,004 characters, the CRD allows 1,024): one copy per level."""
+    matcher = topic_patterns.compile_matcher("(?:" * 200 + "a+" + ")+" * 200 + "b")
+    assert matcher("a" * 200 + "b") and not matcher("a" * 249)
+
+
 def test_the_step_budget_bounds_any_pattern_over_many_names() -> None:
     """A pattern whose automaton grows exponentially (the 20th character from the end is an a)
     over distinct names: the work stops at the budget with a clear reason, never later."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,7 @@ from kafka_zk_operator.domain.reassignment_spec import (
 )
 from kafka_zk_operator.domain.reassignment_spec import parse_reassignment_json as parse_reassignment_json
 from kafka_zk_operator.domain.reassignment_validation import plan_explicit
-from kafka_zk_operator.domain.wording import brokers_are
+from kafka_zk_operator.domain.wording import brokers_are, listed
 
 if TYPE_CHECKING:
     from kafka_zk_operator.domain import placement
@@ -121,7 +121,7 @@ def _registered(request: ReassignmentRequest, cluster: ClusterView) -> None:
     if unknown:
         raise errors.InvalidSpec(
             f"spec.brokers: {brokers_are(unknown)} not registered "
-            f"(registered: {', '.join(map(str, sorted(cluster.brokers)))})"
+            f"(registered: {listed(sorted(cluster.brokers))})"
         )
 
 
@@ -142,11 +142,6 @@ def _broker_requests(mode: Mode) -> EngineRequests:
     return requests
 
 
-def _names(names: Sequence[str], shown: int = 20) -> str:
-    """At most ``shown`` of ``names``, then how many more (a list may hold thousands)."""
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown:,} more" if len(names) > shown else "")
-
-
 def _alternation(names: Iterable[str]) -> str:
     return "|".join(re.escape(name) for name in sorted(names))
 
@@ -160,7 +155,7 @@ def _rebalance_requests(request: ReassignmentRequest, cluster: ClusterView) -> l
     named = set(request.topics)
     unknown = sorted(named - set(cluster.assignments))
     if unknown:
-        raise errors.InvalidSpec(f"spec.topics names topics that do not exist: {_names(unknown)}")
+        raise errors.InvalidSpec(f"spec.topics names topics that do not exist: {listed(unknown, 10)}")
     # Top-level branches: the names stay a flat alternation of literals, which
     # topic_patterns matches as a set (never parsed); the regex is matched without backtracking.
     parts = []
@@ -194,7 +189,9 @@ def _replication_factor_requests(
 
     missing = sorted(set(request.replication_factors) - set(cluster.assignments))
     if missing:
-        raise errors.InvalidSpec(f"spec.replicationFactors names topics that do not exist: {_names(missing)}")
+        raise errors.InvalidSpec(
+            f"spec.replicationFactors names topics that do not exist: {listed(missing, 10)}"
+        )
     too_big = {t: rf for t, rf in request.replication_factors.items() if rf > len(cluster.brokers)}
     if too_big:
         raise errors.InvalidSpec(

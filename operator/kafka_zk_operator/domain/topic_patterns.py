@@ -266,14 +266,16 @@ class _Builder:
     def repeat(self, av: Any, flags: int) -> tuple[int, list[tuple[int, int]]]:
         low, high, body = av
         start, exits = self._epsilon()
-        for _ in range(low):
+        unbounded = high == _c.MAXREPEAT
+        # x{m,} is m-1 copies, then one copy that loops (x+ holds one copy of x: nesting stays linear)
+        for _ in range(low - 1 if unbounded and low else low):
             frag_start, frag_exits = self.sequence(body, flags)
             self.patch(exits, frag_start)
             exits = frag_exits
-        if high == _c.MAXREPEAT:
+        if unbounded:
             loop = self.nfa.add("split")
-            self.patch(exits, loop)
             frag_start, frag_exits = self.sequence(body, flags)
+            self.patch(exits, frag_start if low else loop)
             self.patch([(loop, 0)], frag_start)
             self.patch(frag_exits, loop)
             return start, [(loop, 1)]
