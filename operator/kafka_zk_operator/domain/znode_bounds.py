@@ -38,8 +38,11 @@ def admin_znode_bytes(entries: Iterable[tuple[str, int, Sequence[int] | None]]) 
     """The length of ``/admin/reassign_partitions`` (entries with replicas) or
     ``/admin/preferred_replica_election`` (replicas ``None``) as Kafka's compact JSON, UTF-8."""
     total, count = _ADMIN_ENVELOPE, 0
+    names: dict[str, int] = {}  # a batch holds few topics: one encoding each
     for topic, partition, replicas in entries:
-        name = len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
+        name = names.get(topic)
+        if name is None:
+            name = names[topic] = len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
         total += len('{"topic":,"partition":}') + name + len(str(partition))
         if replicas is not None:
             total += len(',"replicas":[]') + sum(len(str(b)) for b in replicas) + max(len(replicas) - 1, 0)
