@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from kafka_zk_operator.domain import errors, znode_bounds
 from kafka_zk_operator.domain.reassignment_plan import PartitionMove
 from kafka_zk_operator.domain.reassignment_spec import BatchLimits
 
@@ -93,6 +94,30 @@ def make_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tuple[B
             ):
                 first_open_for[b] += 1
     return tuple(tuple(batch) for batch in members)
+
+
+def check_batches_fit(batches: Sequence[Batch], limits: BatchLimits) -> None:
+    """Refuse a plan with a batch whose ``/admin/reassign_partitions`` znode (or the preferred
+    election after it, which may list every partition of the batch) could never be written.
+
+    :raises RequestTooLarge: with the batch, its size and a ``maxPartitions`` that fits.
+    """
+    limit = znode_bounds.MAX_ADMIN_DATA_BYTES
+    for number, batch in enumerate(batches, 1):
+        size = znode_bounds.admin_znode_bytes((m.topic, m.partition, m.target) for m in batch)
+        if size <= limit:  # the election lists the same partitions without replicas: shorter
+            continue
+        # n entries of at most `entry` bytes take envelope + n * entry + (n - 1) commas
+        envelope = znode_bounds.admin_znode_bytes([])
+        widest = max(znode_bounds.admin_znode_bytes([(m.topic, m.partition, m.target)]) for m in batch)
+        entry = widest - envelope
+        fits = max(1, (limit - envelope + 1) // (entry + 1))
+        raise errors.RequestTooLarge(
+            f"batch {number} of {len(batches)} ({len(batch):,} partitions) would write an "
+            f"/admin/reassign_partitions znode of {size:,} bytes, more than the {limit:,} a ZooKeeper "
+            "request can carry (jute.maxbuffer); set spec.batch.maxPartitions to at most "
+            f"{min(fits, limits.max_partitions):,} (nothing was written)"
+        )
 
 
 def batch_loads(batch: Sequence[PartitionMove]) -> dict[int, int]:

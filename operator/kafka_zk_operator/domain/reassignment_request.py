@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafka_zk_operator.domain import errors, topic_names
+from kafka_zk_operator.domain import errors, topic_names, topic_patterns
 from kafka_zk_operator.domain.model import BrokerId, TopicName
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
@@ -44,7 +44,7 @@ from kafka_zk_operator.domain.reassignment_spec import (
 )
 from kafka_zk_operator.domain.reassignment_spec import parse_reassignment_json as parse_reassignment_json
 from kafka_zk_operator.domain.reassignment_validation import plan_explicit
-from kafka_zk_operator.domain.wording import brokers_are
+from kafka_zk_operator.domain.wording import brokers_are, listed
 
 if TYPE_CHECKING:
     from kafka_zk_operator.domain import placement
@@ -121,7 +121,7 @@ def _registered(request: ReassignmentRequest, cluster: ClusterView) -> None:
     if unknown:
         raise errors.InvalidSpec(
             f"spec.brokers: {brokers_are(unknown)} not registered "
-            f"(registered: {', '.join(map(str, sorted(cluster.brokers)))})"
+            f"(registered: {listed(sorted(cluster.brokers))})"
         )
 
 
@@ -155,17 +155,21 @@ def _rebalance_requests(request: ReassignmentRequest, cluster: ClusterView) -> l
     named = set(request.topics)
     unknown = sorted(named - set(cluster.assignments))
     if unknown:
-        raise errors.InvalidSpec(f"spec.topics names topics that do not exist: {', '.join(unknown)}")
+        raise errors.InvalidSpec(f"spec.topics names topics that do not exist: {listed(unknown, 10)}")
+    # Top-level branches: the names stay a flat alternation of literals, which
+    # topic_patterns matches as a set (never parsed); the regex is matched without backtracking.
     parts = []
     if named:
         parts.append(_alternation(named))
     if request.topics_regex:
         parts.append(f"(?:{request.topics_regex})")
-    include = "|".join(f"(?:{p})" for p in parts) if parts else None
+    include = "|".join(parts) if parts else None
     internal = sorted(t for t in cluster.assignments if topic_names.is_internal(t) and t not in named)
     exclude = _alternation(internal) if internal else None
-    if include is not None and not any(re.fullmatch(include, t) for t in cluster.assignments):
-        raise errors.InvalidSpec("spec.topics / spec.topicsRegex select no existing topic")
+    if include is not None:
+        selected = topic_patterns.compile_matcher(include)
+        if not any(selected(t) for t in cluster.assignments):
+            raise errors.InvalidSpec("spec.topics / spec.topicsRegex select no existing topic")
     return [
         placement.PlanRequest(
             mode=Mode.REBALANCE,
@@ -185,7 +189,9 @@ def _replication_factor_requests(
 
     missing = sorted(set(request.replication_factors) - set(cluster.assignments))
     if missing:
-        raise errors.InvalidSpec(f"spec.replicationFactors names topics that do not exist: {', '.join(missing)}")
+        raise errors.InvalidSpec(
+            f"spec.replicationFactors names topics that do not exist: {listed(missing, 10)}"
+        )
     too_big = {t: rf for t, rf in request.replication_factors.items() if rf > len(cluster.brokers)}
     if too_big:
         raise errors.InvalidSpec(
@@ -295,12 +301,11 @@ def _topics_regex(spec: Mapping[str, Any]) -> str | None:
         return None
     if not isinstance(regex, str):
         raise errors.InvalidSpec(f"spec.topicsRegex must be a string (a regular expression), got {regex!r}")
-    try:
-        with warnings.catch_warnings():  # e.g. FutureWarning "Possible nested set": valid, say nothing
-            warnings.simplefilter("ignore")
-            re.compile(regex)
-    except re.error as exc:
-        raise errors.InvalidSpec(f"spec.topicsRegex {regex!r} is not a valid regular expression: {exc}") from None
+    with warnings.catch_warnings():  # e.g. FutureWarning "Possible nested set": valid, say nothing
+        warnings.simplefilter("ignore")
+        # Parsed and turned into its automaton now, before anything is planned: an invalid or
+        # non-regular pattern (backreference, lookaround) is refused here with the reason.
+        topic_patterns.check_pattern(regex, "spec.topicsRegex")
     return regex
 
 

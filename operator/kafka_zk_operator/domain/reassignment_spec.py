@@ -29,6 +29,11 @@ _INT32_MAX = 2**31 - 1
 ANY_LOG_DIR = "any"
 DEFAULT_MAX_PARTITIONS = 50
 DEFAULT_MAX_MOVES_PER_BROKER = 5
+#: The most partitions an explicit request lists, and replicas one partition lists: the CRD's
+#: ``spec.partitions`` ``maxItems`` and its ``replicas`` ``maxItems`` (a unit test checks they agree),
+#: applied to ``spec.reassignmentJson`` too before its entries are built.
+MAX_REQUESTED_PARTITIONS = 20_000
+MAX_REPLICAS = 32
 
 
 class Approval(enum.StrEnum):
@@ -117,7 +122,7 @@ def _refuse_structural_problems(entries: Sequence[RequestedPartition], where: st
             problems.append(
                 f"partition {entry.name} has an empty replica list (it would delete every replica)"
             )
-        duplicates = sorted({b for b in entry.replicas if entry.replicas.count(b) > 1})
+        duplicates = sorted(_duplicates(entry.replicas))
         if duplicates:
             problems.append(
                 f"partition {entry.name} lists broker {', '.join(map(str, duplicates))} more than once "
@@ -125,6 +130,15 @@ def _refuse_structural_problems(entries: Sequence[RequestedPartition], where: st
             )
     if problems:
         raise errors.InvalidSpec(f"{where}: " + "; ".join(problems[:20]) + _more(problems, 20))
+
+
+def _duplicates(items: Sequence[int]) -> set[int]:
+    """Items listed more than once (linear: a list may be long before it is refused)."""
+    seen: set[int] = set()
+    twice: set[int] = set()
+    for item in items:
+        (twice if item in seen else seen).add(item)
+    return twice
 
 
 def _more(items: Sequence[object], shown: int) -> str:
@@ -144,6 +158,10 @@ def parse_reassignment_json(text: object) -> tuple[RequestedPartition, ...]:
         document = json.loads(text)
     except ValueError as exc:
         raise errors.InvalidSpec(f"{where} is not valid JSON: {exc}") from None
+    except RecursionError:  # e.g. [[[[...]]]] nested a hundred thousand times
+        raise errors.InvalidSpec(
+            f"{where} nests arrays or objects too deeply to be Kafka's reassignment JSON"
+        ) from None
     if not isinstance(document, dict):
         raise errors.InvalidSpec(f'{where} must be a JSON object like {{"version":1,"partitions":[...]}}')
     version = document.get("version", 1)
@@ -156,6 +174,11 @@ def parse_reassignment_json(text: object) -> tuple[RequestedPartition, ...]:
         raise errors.InvalidSpec(f"{where}: the partition reassignment list cannot be empty")
     if not isinstance(raw_partitions, list):
         raise errors.InvalidSpec(f"{where}: 'partitions' must be a list")
+    if len(raw_partitions) > MAX_REQUESTED_PARTITIONS:
+        raise errors.InvalidSpec(
+            f"{where} lists {len(raw_partitions):,} partitions; at most {MAX_REQUESTED_PARTITIONS:,} (as "
+            "spec.partitions): split the move into several PartitionReassignments"
+        )
     entries: list[RequestedPartition] = []
     for index, raw in enumerate(raw_partitions):
         here = f"{where} partitions[{index}]"
@@ -168,6 +191,10 @@ def parse_reassignment_json(text: object) -> tuple[RequestedPartition, ...]:
         replicas_raw = raw.get("replicas")
         if not isinstance(replicas_raw, list):
             raise errors.InvalidSpec(f"{here}: 'replicas' must be a list of broker ids")
+        if len(replicas_raw) > MAX_REPLICAS:
+            raise errors.InvalidSpec(
+                f"{here} lists {len(replicas_raw):,} replicas; at most {MAX_REPLICAS} (as spec.partitions)"
+            )
         replicas = tuple(_json_int(b, f"{here} 'replicas'") for b in replicas_raw)
         log_dirs = raw.get("log_dirs")
         if log_dirs is not None:

@@ -16,6 +16,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from kafka_zk_operator.domain import errors
@@ -41,7 +42,8 @@ def replica_problems(name: str, replicas: Sequence[BrokerId], cluster: ClusterVi
     if not replicas:
         return [f"partition {name} has an empty replica list (it would delete every replica)"]
     problems = []
-    duplicates = sorted({b for b in replicas if list(replicas).count(b) > 1})
+    counts = Counter(replicas)
+    duplicates = sorted(b for b, n in counts.items() if n > 1)
     if duplicates:
         problems.append(f"partition {name} lists broker {', '.join(map(str, duplicates))} more than once")
     unknown = sorted({b for b in replicas if b not in cluster.brokers})

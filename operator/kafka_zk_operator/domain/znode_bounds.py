@@ -7,15 +7,47 @@ default) and closes the connection of a client that sends one. A KafkaTopic whos
 before any assignment is computed (a million partitions would otherwise be placed, held and
 encoded only to be refused at the write: hundreds of MiB for nothing). docs/reliability.md
 ("Memory bound per admitted input") has the arithmetic; the CRD's maxima follow from it.
-Used by ``domain.topic_planning`` and by ``adapters.zk.store_base`` (the check of the real request).
+The same limit holds for a PartitionReassignment's batch: its ``/admin/reassign_partitions``
+znode and the ``/admin/preferred_replica_election`` after it list every partition of the batch, so
+:func:`admin_znode_bytes` gives their exact compact-JSON length and
+``domain.reassignment_batches.check_batches_fit`` refuses a plan with a batch that could never be
+written, when the proposal is made (not at batch 7 of a running move).
+Used by ``domain.topic_planning``, ``domain.reassignment_batches`` and by
+``adapters.zk.store_base`` (the check of the real request).
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
 
 from kafka_zk_operator.domain import errors
 
 #: The longest request a ZooKeeper server accepts: its ``jute.maxbuffer`` default (0xfffff bytes).
 MAX_REQUEST_BYTES = 0xFFFFF
+#: What a create request carries besides the znode's data: header, path, ACL and the
+#: transaction's guard operations (generous; the write still checks the exact request).
+REQUEST_ENVELOPE_BYTES = 4096
+#: The longest ``/admin/...`` znode data the operator plans to write.
+MAX_ADMIN_DATA_BYTES = MAX_REQUEST_BYTES - REQUEST_ENVELOPE_BYTES
+#: ``{"version":1,"partitions":[`` ... ``]}`` around the entries of an admin znode.
+_ADMIN_ENVELOPE = len('{"version":1,"partitions":[]}')
+
+
+def admin_znode_bytes(entries: Iterable[tuple[str, int, Sequence[int] | None]]) -> int:
+    """The length of ``/admin/reassign_partitions`` (entries with replicas) or
+    ``/admin/preferred_replica_election`` (replicas ``None``) as Kafka's compact JSON, UTF-8."""
+    total, count = _ADMIN_ENVELOPE, 0
+    names: dict[str, int] = {}  # a batch holds few topics: one encoding each
+    for topic, partition, replicas in entries:
+        name = names.get(topic)
+        if name is None:
+            name = names[topic] = len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
+        total += len('{"topic":,"partition":}') + name + len(str(partition))
+        if replicas is not None:
+            total += len(',"replicas":[]') + sum(len(str(b)) for b in replicas) + max(len(replicas) - 1, 0)
+        count += 1
+    return total + max(count - 1, 0)
 
 
 def digits_below(n: int) -> int:

@@ -16,7 +16,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import busiest_broker_bytes, make_batches
+from kafka_zk_operator.domain.reassignment_batches import (
+    busiest_broker_bytes,
+    check_batches_fit,
+    make_batches,
+)
 from kafka_zk_operator.domain.reassignment_plan import (
     ClusterView,
     PartitionMove,
@@ -128,7 +132,9 @@ def make_proposal(
     plan = with_sizes(plan, cluster.sizes)  # the batches balance bytes when sizes are known
     ident = plan_id(plan, request.batch)
     summary = summarize(plan, cluster)
-    batches = len(make_batches(plan.moves, request.batch))
+    batched = make_batches(plan.moves, request.batch)
+    check_batches_fit(batched, request.batch)  # refused now, not when the batch is submitted
+    batches = len(batched)
     fields = {
         "id": ident,
         "computedAt": timestamp(now),
