@@ -49,7 +49,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "operator"))
 
-from kafka_zk_operator.domain import assignment  # noqa: E402
+from kafka_zk_operator.domain.kafka import assignment  # noqa: E402
 from kafka_zk_operator.domain.model import Broker  # noqa: E402
 from kafka_zk_operator.domain.modes import Mode  # noqa: E402
 from kafka_zk_operator.domain.placement import ClusterArrays, PlanRequest, plan  # noqa: E402

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Write ``operator/kafka_zk_operator/domain/kafka_topic_configs.json`` from each Kafka line's own classes.
+"""Write ``operator/kafka_zk_operator/domain/kafka/kafka_topic_configs.json`` from each Kafka line's own classes.
 
 For every line the operator supports (``devstack.topic_config_facts.RELEASES``: the newest patch of
 each line, 0.10.0.1 to 3.9.2) the jars are fetched from Maven Central (cached), the line's
 ``LogConfig`` definition is read by ``TopicConfigFacts dump`` in a JVM, and the result is written
-as one checked-in table that ``domain.topic_config_keys`` loads. A validator the table cannot express
-stops the script: map it in ``TopicConfigFacts.java`` and ``domain/topic_config_keys.py`` first.
+as one checked-in table that ``domain.kafka.topic_configs`` loads. A validator the table cannot express
+stops the script: map it in ``TopicConfigFacts.java`` and ``domain/kafka/topic_configs.py`` first.
 ``tests/integration/test_topic_config_table.py`` re-runs the dump for the lines ``make test`` runs
 and compares.
 
@@ -28,6 +28,7 @@ TABLE = (
     / "operator"
     / "kafka_zk_operator"
     / "domain"
+    / "kafka"
     / "kafka_topic_configs.json"
 )
 KNOWN_KINDS = {"range", "choices", "list-choices", "throttled-replicas", "versions", "gzip-level", "none"}

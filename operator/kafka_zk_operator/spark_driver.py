@@ -4,7 +4,7 @@
 NAME`` runs this in the driver pod (the image's ``spark`` target has that two-line launcher).
 It reads the job's input chunks (snapshot + request, ``adapters.k8s.spark_submit``), plans with
 ``kafka_zk_operator.spark.job.run_plan`` on spark-submit's session, and writes the plan result
-document (``domain.plan_document``) as the job's result chunks. An input the planner refuses
+document (``domain.documents.plan_result``) as the job's result chunks. An input the planner refuses
 gives an error document instead (so the operator reports why), and exit code 0: the job did
 its work. A rerun first deletes the job's earlier result chunks. Anything else (API unreachable, Spark failure) exits non-zero, which fails the Job.
 
@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.api import api_client
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
-from kafka_zk_operator.domain import errors, plan_document
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import plan_result as plan_document
 from kafka_zk_operator.spark import job
 
 

@@ -20,7 +20,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
-from kafka_zk_operator.domain.topic_config_keys import TOPIC_CONFIG_KEYS, ConfigType
+from kafka_zk_operator.domain.kafka.topic_configs import TOPIC_CONFIG_KEYS, ConfigType
 from tests.e2e.conftest import GROUP, VERSION
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.spec_fuzz_values import ANCHOR, SpecCase

@@ -1,5 +1,5 @@
 """``spec.config`` of a KafkaTopic for the spec fuzzing: every key of Kafka 3.9's topic config table
-(``domain.topic_config_keys``, generated from Kafka's own ``LogConfig``) with right and wrong
+(``domain.kafka.topic_configs``, generated from Kafka's own ``LogConfig``) with right and wrong
 values for its type, plus unknown, broker-level, password-like and class-like keys, keys the CRD
 forbids, values of other JSON types and over 4096 characters, and maps of 100 and 101 keys.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from kafka_zk_operator.domain.topic_config_keys import TOPIC_CONFIG_KEYS, ConfigType, TopicConfigKey
+from kafka_zk_operator.domain.kafka.topic_configs import TOPIC_CONFIG_KEYS, ConfigType, TopicConfigKey
 from tests.e2e.spec_fuzz_values import (
     INT_MAX,
     LONG_MAX,

@@ -125,7 +125,7 @@ def test_a_refused_deletion_releases_the_resource_keeps_the_topic_and_says_why(
 
     topics.delete(namespace, "kept")
     try:
-        # 0.10.0 keeps the marker: the operator withdraws it after domain.topic_deletion.IGNORED_AFTER_S.
+        # 0.10.0 keeps the marker: the operator withdraws it after domain.topic.deletion.IGNORED_AFTER_S.
         wait_gone(lambda: topics.get(namespace, "kept"), timeout=150, what="the resource to be released")
     except AssertionError:
         pytest.fail(f"resource not released; operator log:\n{two_cluster_operator.log_tail(80)}")

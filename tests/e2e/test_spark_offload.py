@@ -35,10 +35,10 @@ from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents.plan_result import plan_differences
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import PlanRequest, plan
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.plan_document import plan_differences
 from kafka_zk_operator.service import plan_offload
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, scoped_operator

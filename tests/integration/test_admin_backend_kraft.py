@@ -15,7 +15,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka_zk_operator.adapters.kafka import admin_reassignments as reassignments
 from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
 from kafka_zk_operator.domain import errors, model
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.deletion import DeletionProgress, delete_topic
 from kafka_zk_operator.service.topics import TopicPolicies, TopicResult, reconcile_topic
 from tests.e2e.kafka_client import KafkaView

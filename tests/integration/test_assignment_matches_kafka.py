@@ -3,7 +3,7 @@
 Generates a few hundred seeded random cases, runs them through ``java/AssignmentOracle.java``
 (Kafka's ``AdminUtils.assignReplicasToBrokers``, ``AdminZkClient.createNewPartitionsAssignment``
 and ``Topic``, from the real jars that ``scripts/fetch-kafka.sh`` caches) in ONE JVM, and
-compares every answer, errors included, with ``domain.assignment`` and ``domain.topic_names``.
+compares every answer, errors included, with ``domain.kafka.assignment`` and ``domain.kafka.topic_names``.
 Needs Java 17 (``java`` and ``javac``); fails, never skips, when they or the jars are missing.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk_operator.domain import assignment, errors, topic_names
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment, topic_names
 from kafka_zk_operator.domain.model import Broker
 
 pytestmark = pytest.mark.integration

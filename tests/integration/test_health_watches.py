@@ -14,9 +14,10 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk import znodes_topics
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack.zookeeper import four_letter_word
-from kafka_zk_operator.domain import assignment, errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-from kafka_zk_operator.domain.topic_status import PARTITION_FIELDS, partition_fields
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment
+from kafka_zk_operator.domain.topic.resource import parse_resource
+from kafka_zk_operator.domain.topic.status import PARTITION_FIELDS, partition_fields
 from kafka_zk_operator.runtime.health import SETTLE_S, HealthReporter
 from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.e2e.kafka_client import KafkaView

@@ -30,10 +30,11 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.errors import StackError
-from kafka_zk_operator.domain import errors, kafka_lines
-from kafka_zk_operator.domain import topic_config as tc
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, plan_topic
+from kafka_zk_operator.domain.topic import config as tc
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, plan_topic
 from tests.conftest import KafkaCluster, kafka_version_tuple
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import kafka_tool, wait_for

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_progress import UNNOTICED_AFTER_S
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.progress import UNNOTICED_AFTER_S
 from kafka_zk_operator.service.reassignment.execution import observe_batch
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import wait_for

@@ -2,7 +2,7 @@
 
 Topics are created with Kafka's own Admin API (kafka-python), never with our code, and the
 snapshot is compared with what Kafka itself describes. The snapshot must load with the placement
-engine's loader (``domain.snapshot``) and must write nothing to ZooKeeper, shown twice: in-process
+engine's loader (``domain.documents.snapshot``) and must write nothing to ZooKeeper, shown twice: in-process
 with a kazoo client whose every write method raises, and as a subprocess by comparing the stats
 (data/child versions, mzxid, pzxid) of the znodes it reads before and after. (ZooKeeper's global
 zxid cannot be used: opening and closing a session are transactions themselves.)
@@ -30,7 +30,7 @@ from kazoo.exceptions import NoNodeError
 
 from kafka_zk_operator.adapters.zk import store as store_module
 from kafka_zk_operator.cli import main as cli_main
-from kafka_zk_operator.domain import snapshot as snapshot_loader
+from kafka_zk_operator.domain.documents import snapshot as snapshot_loader
 from tests.conftest import KafkaCluster
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for

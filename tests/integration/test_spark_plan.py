@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 
 from kafka_zk_operator.cli import main as cli_main
-from kafka_zk_operator.domain import plan_document
+from kafka_zk_operator.domain.documents import plan_result as plan_document
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import (
@@ -44,7 +45,6 @@ from kafka_zk_operator.domain.placement import (
     plan,
 )
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 from kafka_zk_operator.spark.job import run_plan
 from kafka_zk_operator.spark.session import local_session
 from kafka_zk_operator.spark.stage2 import active_groups, select_by_groups

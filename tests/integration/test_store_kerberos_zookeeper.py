@@ -29,7 +29,7 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.devstack import ports
 from kafka_zk_operator.devstack.zookeeper import ZooKeeperServer
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.runtime.clusters import ClusterRuntime
 from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.conftest import MAIN_KAFKA_VERSION

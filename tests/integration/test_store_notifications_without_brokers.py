@@ -1,6 +1,6 @@
 """A config written while no broker runs must not stop the brokers of an old line from starting.
 
-With no broker registered the operator cannot tell the cluster's line (``domain.kafka_lines``).
+With no broker registered the operator cannot tell the cluster's line (``domain.kafka.lines``).
 It used to write a v2 ``/config/changes`` notification then; Kafka 0.10.0 brokers reject v2
 ("requirement failed" in ``DynamicConfigManager``), and at start-up that aborts the broker, and the
 notification is never purged. v1 is what every line from 0.9 to 3.9 reads for topics.
@@ -16,7 +16,8 @@ from kafka import KafkaProducer
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import assignment, errors
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment
 from tests.conftest import KafkaCluster
 from tests.integration.helpers import send_outcome, wait_for
 

@@ -16,7 +16,8 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk import stat_probe, znodes_admin, znodes_config
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import assignment, errors
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment
 from tests.conftest import LEGACY_KAFKA_VERSIONS, KafkaCluster
 from tests.integration.helpers import empty_chroot, send_outcome, wait_for
 

@@ -21,10 +21,11 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import assignment, errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_throttles import apply_topic_config
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.throttles import apply_topic_config
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.reassignment import execution
 from kafka_zk_operator.service.topics import TopicPolicies, reconcile_topic
 from tests.conftest import KafkaCluster

@@ -8,12 +8,12 @@ line (``devstack/assets/TopicConfigFacts.java``):
    type extremes, every choice and near misses, every known message.format.version and unknown
    ones, whitespace), are given to the line's own ``LogConfig.fromProps`` (what a starting broker
    runs on ``/config/topics/<t>``) and ``LogConfig.validate`` (Kafka's admin path), and compared
-   with ``domain.topic_config``:
+   with ``domain.topic.config``:
 
    - never may the operator accept a value the starting broker refuses (that broker would not
      come back after a restart);
    - the operator refuses exactly what Kafka's admin path or a starting broker refuses, except
-     where it is stricter on purpose (module docstring of ``domain.topic_config``): NaN, the
+     where it is stricter on purpose (module docstring of ``domain.topic.config``): NaN, the
      operator-owned throttle lists, tiered-storage settings (switches ZooKeeper mode cannot honour;
      the retention checks Kafka runs when remote storage is on), 3.0-3.5 local retention
      without the total it is checked against at broker start, and segment.index.bytes below 12
@@ -37,8 +37,8 @@ import pytest
 
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.topic_config_facts import RELEASES, LineFacts
-from kafka_zk_operator.domain import kafka_lines
-from kafka_zk_operator.domain import topic_config as tc
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.topic import config as tc
 
 TABLE = json.loads((Path(tc.__file__).parent / tc.TABLE_FILE).read_text(encoding="utf-8"))
 #: The line of each release ``make test`` runs.
@@ -135,7 +135,7 @@ def _probes(line: str) -> list[dict[str, str]]:
 
 
 def _stricter_on_purpose(config: dict[str, str], line: kafka_lines.KafkaLine) -> bool:
-    """Configs the operator refuses although Kafka accepts them (``domain.topic_config`` docstring)."""
+    """Configs the operator refuses although Kafka accepts them (``domain.topic.config`` docstring)."""
     if config.get("remote.storage.enable", "").strip().lower() == "true":
         return True  # Kafka's tiered-storage checks, which its single-argument validate() leaves out
     for key, value in config.items():

@@ -14,8 +14,8 @@ from kazoo.client import KazooClient
 from kafka_zk_operator.adapters.zk import znodes_brokers
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.topics import TopicPolicies, TopicResult, reconcile_topic
 from tests.integration.helpers import wait_for
 

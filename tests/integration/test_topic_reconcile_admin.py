@@ -14,7 +14,7 @@ import pytest
 
 from kafka_zk_operator.adapters.kafka.admin_backend import AdminBackend
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.deletion import DeletionProgress, delete_topic
 from kafka_zk_operator.service.topics import TopicPolicies, TopicResult, reconcile_topic
 from tests.conftest import KafkaCluster

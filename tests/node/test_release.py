@@ -96,7 +96,7 @@ def test_the_wheel_carries_the_license_and_no_devstack_assets(dist: Path) -> Non
         license_text = wheel.read(f"kafka_zk_operator-{__version__}.dist-info/licenses/LICENSE").decode()
         names = wheel.namelist()
     assert license_text == (ROOT / "LICENSE").read_text()
-    assert "kafka_zk_operator/domain/kafka_topic_configs.json" in names
+    assert "kafka_zk_operator/domain/kafka/kafka_topic_configs.json" in names
     assert [n for n in names if "devstack/assets" in n] == []
 
 

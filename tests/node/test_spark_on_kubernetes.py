@@ -21,10 +21,10 @@ from kubernetes import client, config
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.devstack import images
+from kafka_zk_operator.domain.documents.plan_result import plan_differences
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import PlanRequest, plan
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.plan_document import plan_differences
 from kafka_zk_operator.service import plan_offload
 from tests.integration.helpers import apply_chart_spark_objects, wait_for
 from tests.node.conftest import SMALL_SPARK, NodeCluster

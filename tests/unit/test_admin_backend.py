@@ -8,7 +8,8 @@ import pytest
 
 from kafka_zk_operator.adapters.kafka import own_writes
 from kafka_zk_operator.adapters.kafka.admin_backend import ADMIN_LINE, AdminBackend
-from kafka_zk_operator.domain import errors, kafka_lines, model
+from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.service.backend import ReassignmentBackend, TopicBackend
 
 #: Nothing listens there; the backend connects on first use only, and these tests never use it.

@@ -21,8 +21,8 @@ import yaml
 from lupa import lua51, lua54
 
 from kafka_zk_operator.domain import crd_identity, errors
-from kafka_zk_operator.domain import topic_status as ts
-from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, verdict_fields
+from kafka_zk_operator.domain.reassignment.status import Phase, Verdict, verdict_fields
+from kafka_zk_operator.domain.topic import status as ts
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGOCD_DIR = ROOT / "charts" / "kafka-zk-operator" / "argocd"

@@ -1,4 +1,4 @@
-"""Unit tests for ``domain.assignment``, Kafka 3.9's replica assignment.
+"""Unit tests for ``domain.kafka.assignment``, Kafka 3.9's replica assignment.
 
 Expected values come from the reference (§7) and Kafka's own tests (``AdminRackAwareTest``,
 ``AdminTest``/``AdminZkClientTest``, ``AddPartitionsTest``); ``tests/integration`` compares
@@ -13,8 +13,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from kafka_zk_operator.domain import assignment, errors
-from kafka_zk_operator.domain.assignment import RackAwareMode
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment
+from kafka_zk_operator.domain.kafka.assignment import RackAwareMode
 from kafka_zk_operator.domain.model import Broker
 
 RACKS_6 = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from kafka_zk_operator.domain.reassignment_batches import copy_bound_seconds
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.batches import copy_bound_seconds
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
 
 REPO = Path(__file__).resolve().parents[2]
 

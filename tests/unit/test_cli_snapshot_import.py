@@ -22,9 +22,10 @@ from kafka_zk_operator.adapters.zk.store import Versioned
 from kafka_zk_operator.cli import import_cmd, snapshot_cmd, zk_reading
 from kafka_zk_operator.cli import main as cli_main
 from kafka_zk_operator.devstack.ports import free_port
-from kafka_zk_operator.domain import errors, snapshot_export
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import snapshot_export
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.replica_views import ReassignmentView
+from kafka_zk_operator.domain.reassignment.replica_views import ReassignmentView
 from tests.unit.cli_support import run_kzo
 
 REPO = Path(__file__).resolve().parents[2]

@@ -335,7 +335,7 @@ def test_partitionreassignment_modes(reassignment_crd: dict[str, Any]) -> None:
 
 def test_partitionreassignment_defaults(reassignment_crd: dict[str, Any]) -> None:
     # No schema default for approval: the API server would apply it to every stored object, and
-    # the operator defaults it by mode (domain/reassignment_defaults.py, recorded in status.defaults).
+    # the operator defaults it by mode (domain/reassignment/defaults.py, recorded in status.defaults).
     assert "default" not in node(reassignment_crd, ".spec.approval")
     assert "default" not in node(reassignment_crd, ".spec.throttle")
     assert set(node(reassignment_crd, ".status.defaults")["properties"]) == {"computedApproval", "throttle"}

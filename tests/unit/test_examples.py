@@ -17,7 +17,7 @@ import yaml
 
 from kafka_zk_operator.adapters.k8s.rf_reassignments import reassignment_name
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, PlanKind, plan_topic
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, PlanKind, plan_topic
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -15,11 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_zk_operator.domain import errors, placement, plan_document
+from kafka_zk_operator.domain import errors, placement
+from kafka_zk_operator.domain.documents import plan_result as plan_document
+from kafka_zk_operator.domain.documents.snapshot import (
+    arrays_to_snapshot,
+    parse_snapshot_json,
+    snapshot_to_arrays,
+)
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.reassignment_request import parse_reassignment_json, parse_request
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot_json, snapshot_to_arrays
+from kafka_zk_operator.domain.reassignment.request import parse_reassignment_json, parse_request
 from tests.unit.cli_support import run_kzo
 from tests.unit.fuzz_support import mutate
 

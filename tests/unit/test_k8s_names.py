@@ -1,4 +1,4 @@
-"""Unit tests for ``domain.k8s_names``: Kafka topic names -> valid, unique, stable KafkaTopic names."""
+"""Unit tests for ``domain.topic.k8s_names``: Kafka topic names -> valid, unique, stable KafkaTopic names."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from kafka_zk_operator.domain import k8s_names
-from kafka_zk_operator.domain.k8s_names import MAX_NAME_LENGTH, derive_names, is_valid_name, sanitise
+from kafka_zk_operator.domain.topic import k8s_names
+from kafka_zk_operator.domain.topic.k8s_names import MAX_NAME_LENGTH, derive_names, is_valid_name, sanitise
 
 #: The API server's own rule for metadata.name of a custom resource (DNS-1123 subdomain).
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

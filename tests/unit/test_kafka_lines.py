@@ -1,10 +1,11 @@
-"""Unit tests: the Kafka line a cluster's rules come from (``domain.kafka_lines``)."""
+"""Unit tests: the Kafka line a cluster's rules come from (``domain.kafka.lines``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-from kafka_zk_operator.domain.topic_plan import DesiredTopic
+from kafka_zk_operator.domain.topic.plan import DesiredTopic
+from kafka_zk_operator.domain.topic.resource import parse_resource
 
 
 def _body(name: str, uid: str, created: str, *, reconciled: bool = False) -> dict[str, Any]:

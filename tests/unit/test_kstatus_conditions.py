@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain import topic_status as ts
-from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, verdict_fields
+from kafka_zk_operator.domain.reassignment.status import Phase, Verdict, Why, verdict_fields
+from kafka_zk_operator.domain.topic import status as ts
 from kafka_zk_operator.service import plan_offload
 from tests.unit.test_argocd_health import _error_classes, _instance
 from tests.unit.test_reassignment_service import MOVES, FakeApi, FakeZk, body, step

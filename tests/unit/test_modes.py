@@ -7,7 +7,7 @@ import pytest
 from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.reassignment_request import MODES
+from kafka_zk_operator.domain.reassignment.request import MODES
 
 
 def test_every_mode_has_a_rule_and_the_engine_modes_are_modes() -> None:

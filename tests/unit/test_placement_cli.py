@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 from tests.unit.cli_support import run_kzo
 
 REPO = Path(__file__).resolve().parents[2]

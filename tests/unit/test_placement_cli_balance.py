@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 from tests.unit.test_placement_cli import run
 from tests.unit.test_placement_cli_capacity import no_sizes  # noqa: F401  (fixture)
 

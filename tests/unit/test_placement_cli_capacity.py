@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot
 from kafka_zk_operator.domain.placement.capacity import NO_SIZES
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 from tests.unit.test_placement_cli import _kzo_subprocess, run
 from tests.unit.test_plan_bytes_capacity import HAND_MADE
 

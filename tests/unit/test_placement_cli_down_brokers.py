@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot, parse_snapshot, snapshot_to_arrays
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import PlanRequest, plan
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers, down_broker_use
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot, snapshot_to_arrays
 from tests.unit.cli_support import run_kzo
 
 RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c", 3: "rack-a", 4: "rack-b", 5: "rack-c"}

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.snapshot import (
+from kafka_zk_operator.domain.documents.snapshot import (
     arrays_to_snapshot,
     parse_snapshot,
     parse_snapshot_json,
     snapshot_to_arrays,
 )
+from kafka_zk_operator.domain.model import Broker
+from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
 
 GOOD = {
     "brokers": {"1": {"rack": "a"}, "2": {"rack": "b"}, "3": {"rack": "c"}, "7": {"rack": "a"}},

@@ -10,6 +10,7 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.byte_sizes import format_percent, format_size, parse_size
+from kafka_zk_operator.domain.documents.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import ClusterArrays, PlanReport, PlanRequest, plan
 from kafka_zk_operator.domain.placement.capacity import (
@@ -20,7 +21,6 @@ from kafka_zk_operator.domain.placement.capacity import (
 )
 from kafka_zk_operator.domain.placement.report import broker_bytes
 from kafka_zk_operator.domain.placement.synthetic import make_brokers, synthetic_cluster
-from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 #: Three brokers, no racks, RF 2; sizes chosen so every sum below is unambiguous.
 HAND_MADE = {

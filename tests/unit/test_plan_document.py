@@ -1,4 +1,4 @@
-"""The plan result document (``domain.plan_document``): exact round trips and refused damage."""
+"""The plan result document (``domain.documents.plan_result``): exact round trips and refused damage."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from kafka_zk_operator.domain import errors, plan_document
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import plan_result as plan_document
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import Balance, ClusterArrays, DataMovement, Plan, PlanRequest, plan

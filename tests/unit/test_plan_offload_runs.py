@@ -15,10 +15,11 @@ import pytest
 
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_submit import SparkSettings
-from kafka_zk_operator.domain import placement, plan_document
+from kafka_zk_operator.domain import placement
+from kafka_zk_operator.domain.documents import plan_result as plan_document
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, engine_inputs, plan_request
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
+from kafka_zk_operator.domain.reassignment.request import ReassignmentRequest, engine_inputs, plan_request
 from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service.reassignment import offload
 

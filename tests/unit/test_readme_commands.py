@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kafka_zk_operator.cli import main as cli
+from kafka_zk_operator.domain.documents.snapshot import arrays_to_snapshot
 from kafka_zk_operator.domain.placement.synthetic import synthetic_cluster
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 #: Placeholders of the table and the values the tests put in.

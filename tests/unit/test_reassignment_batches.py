@@ -1,4 +1,4 @@
-"""Batching a plan under partition and per-broker limits (``domain.reassignment_batches``)."""
+"""Batching a plan under partition and per-broker limits (``domain.reassignment.batches``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from kafka_zk_operator.domain.reassignment_batches import batch_loads, make_batches
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_request import BatchLimits
+from kafka_zk_operator.domain.reassignment.batches import batch_loads, make_batches
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.request import BatchLimits
 
 
 def move(partition: int, source: tuple[int, ...], target: tuple[int, ...], topic: str = "t") -> PartitionMove:

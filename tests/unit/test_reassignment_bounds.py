@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_zk_operator.domain import errors, znode_bounds
-from kafka_zk_operator.domain.reassignment_batches import check_batches_fit, make_batches
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove
-from kafka_zk_operator.domain.reassignment_request import BatchLimits, parse_request, plan_request
-from kafka_zk_operator.domain.reassignment_spec import MAX_REPLICAS, MAX_REQUESTED_PARTITIONS
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import znode_bounds
+from kafka_zk_operator.domain.reassignment.batches import check_batches_fit, make_batches
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove
+from kafka_zk_operator.domain.reassignment.request import BatchLimits, parse_request, plan_request
+from kafka_zk_operator.domain.reassignment.spec import MAX_REPLICAS, MAX_REQUESTED_PARTITIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 

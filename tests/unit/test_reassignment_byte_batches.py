@@ -1,4 +1,4 @@
-"""Batches that balance bytes per broker (``domain.reassignment_batches.make_byte_batches``): the
+"""Batches that balance bytes per broker (``domain.reassignment.batches.make_byte_batches``): the
 limits hold, every move runs once, and the copy time at a throttle comes close to its floor, the
 busiest broker's bytes over the rate, where batching by counts does not."""
 
@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import (
+from kafka_zk_operator.domain.reassignment.batches import (
     _polished,
     batch_loads,
     copy_bound_seconds,
@@ -19,14 +19,14 @@ from kafka_zk_operator.domain.reassignment_batches import (
     copy_seconds,
     make_batches,
 )
-from kafka_zk_operator.domain.reassignment_plan import (
+from kafka_zk_operator.domain.reassignment.plan import (
     PartitionMove,
     ReassignmentPlan,
     plan_entries,
     plan_from_entries,
     with_sizes,
 )
-from kafka_zk_operator.domain.reassignment_request import BatchLimits
+from kafka_zk_operator.domain.reassignment.request import BatchLimits
 
 
 def add_brokers_plan(seed: int, partitions: int, old: list[int], new: list[int]) -> list[PartitionMove]:

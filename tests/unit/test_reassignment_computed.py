@@ -1,4 +1,4 @@
-"""Computed modes through the placement engine (``domain.reassignment_computed``)."""
+"""Computed modes through the placement engine (``domain.reassignment.computed``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, plan_request
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment.request import ReassignmentRequest, plan_request
 
 RACKS3 = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
 RACKS6 = {**RACKS3, 4: "rack-a", 5: "rack-b", 6: "rack-c"}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
-from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
-from kafka_zk_operator.domain.reassignment_resource import approved, parse_resource, queue_rank
+from kafka_zk_operator.domain.reassignment.defaults import defaults_for, with_defaults
+from kafka_zk_operator.domain.reassignment.resource import approved, parse_resource, queue_rank
 from kafka_zk_operator.service import reassignment as reassignments
 from tests.unit.test_reassignment_service import MOVES, NOW, FakeApi, FakeZk, body
 

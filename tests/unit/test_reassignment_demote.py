@@ -1,4 +1,4 @@
-"""DemoteBrokers: leadership off the given brokers with no data moved (``domain.reassignment_request``)."""
+"""DemoteBrokers: leadership off the given brokers with no data moved (``domain.reassignment.request``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.reassignment_request import (
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
+from kafka_zk_operator.domain.reassignment.request import (
     ReassignmentRequest,
     parse_request,
     plan_request,

@@ -15,8 +15,8 @@ import pytest
 from kafka_zk_operator.adapters.k8s.spark_submit import SparkSettings
 from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, plan_request
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
+from kafka_zk_operator.domain.reassignment.request import ReassignmentRequest, plan_request
 from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service.reassignment import offload as reassignment_offload
 

@@ -1,4 +1,4 @@
-"""Judging a batch from ZooKeeper observations (``domain.reassignment_progress``)."""
+"""Judging a batch from ZooKeeper observations (``domain.reassignment.progress``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import MappingProxyType
 from typing import TypedDict
 
 from kafka_zk_operator.domain.model import PartitionState, TopicAssignment
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner, classify_znode, evaluate_batch
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.progress import ZnodeOwner, classify_znode, evaluate_batch
 
 NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -10,14 +10,14 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove
-from kafka_zk_operator.domain.reassignment_request import (
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove
+from kafka_zk_operator.domain.reassignment.request import (
     BatchLimits,
     ReassignmentRequest,
     RequestedPartition,
 )
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
-from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
+from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource
+from kafka_zk_operator.domain.reassignment.status_record import ReassignmentStatus
 from kafka_zk_operator.service.reassignment.proposals import (
     load_plan,
     make_proposal,

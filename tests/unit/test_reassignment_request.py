@@ -1,4 +1,4 @@
-"""Reading a PartitionReassignment spec and Kafka's reassignment JSON (``domain.reassignment_request``)."""
+"""Reading a PartitionReassignment spec and Kafka's reassignment JSON (``domain.reassignment.request``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_request import (
+from kafka_zk_operator.domain.reassignment.request import (
     Approval,
     BatchLimits,
     RackPolicy,
@@ -154,8 +154,8 @@ def test_explicit_json_through_the_spec() -> None:
 @pytest.mark.parametrize("balance", ["bytes", "both"])
 def test_balance_reaches_the_engine_requests(balance: str) -> None:
     from kafka_zk_operator.domain import placement
-    from kafka_zk_operator.domain.reassignment_plan import ClusterView
-    from kafka_zk_operator.domain.reassignment_request import rule_of
+    from kafka_zk_operator.domain.reassignment.plan import ClusterView
+    from kafka_zk_operator.domain.reassignment.request import rule_of
 
     request = parse_request({"mode": "Rebalance", "balance": balance})
     assert request.balance == balance and request.needs_sizes

@@ -20,7 +20,8 @@ import pytest
 from kafka_zk_operator.adapters.zk import znodes_admin
 from kafka_zk_operator.adapters.zk.store import Versioned, ZkStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.domain.model import Broker, PartitionState, TopicAssignment
 from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service import reassignment as reassignments

@@ -8,8 +8,8 @@ import pytest
 from kafka_zk_operator.config import ClusterSettings
 from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_computed import cluster_arrays
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
+from kafka_zk_operator.domain.reassignment.computed import cluster_arrays
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
 from kafka_zk_operator.runtime.clusters import ClusterRuntime
 from kafka_zk_operator.service.reassignment.proposals import partition_sizes
 

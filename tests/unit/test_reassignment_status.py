@@ -1,4 +1,4 @@
-"""Plan summaries, plan ids, stored plans and status fields (``domain.reassignment_plan`` / ``_status``)."""
+"""Plan summaries, plan ids, stored plans and status fields (``domain.reassignment.plan`` / ``_status``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_plan import (
+from kafka_zk_operator.domain.reassignment.plan import (
     ClusterView,
     PartitionMove,
     ReassignmentPlan,
@@ -17,9 +17,9 @@ from kafka_zk_operator.domain.reassignment_plan import (
     summarize,
     summary_fields,
 )
-from kafka_zk_operator.domain.reassignment_progress import Stuck
-from kafka_zk_operator.domain.reassignment_request import BatchLimits
-from kafka_zk_operator.domain.reassignment_status import (
+from kafka_zk_operator.domain.reassignment.progress import Stuck
+from kafka_zk_operator.domain.reassignment.request import BatchLimits
+from kafka_zk_operator.domain.reassignment.status import (
     Phase,
     Verdict,
     Why,

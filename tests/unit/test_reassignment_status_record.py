@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from kafka_zk_operator.domain.reassignment_spec import BatchLimits
-from kafka_zk_operator.domain.reassignment_status import Phase
-from kafka_zk_operator.domain.reassignment_status_record import Progress, ReassignmentStatus
+from kafka_zk_operator.domain.reassignment.spec import BatchLimits
+from kafka_zk_operator.domain.reassignment.status import Phase
+from kafka_zk_operator.domain.reassignment.status_record import Progress, ReassignmentStatus
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 STORED = {

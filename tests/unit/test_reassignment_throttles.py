@@ -1,9 +1,9 @@
 """Throttles as Kafka 3.x's tool computes them, and undoing only the operator's part
-(``domain.reassignment_throttles``)."""
+(``domain.reassignment.throttles``)."""
 
 from __future__ import annotations
 
-from kafka_zk_operator.domain.reassignment_throttles import (
+from kafka_zk_operator.domain.reassignment.throttles import (
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
     LEADER_RATE,

@@ -1,13 +1,13 @@
-"""Validating explicit reassignments against the cluster (``domain.reassignment_validation``)."""
+"""Validating explicit reassignments against the cluster (``domain.reassignment.validation``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove
-from kafka_zk_operator.domain.reassignment_request import RackPolicy, RequestedPartition
-from kafka_zk_operator.domain.reassignment_validation import (
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove
+from kafka_zk_operator.domain.reassignment.request import RackPolicy, RequestedPartition
+from kafka_zk_operator.domain.reassignment.validation import (
     plan_explicit,
     rack_problem,
     submission_problems,

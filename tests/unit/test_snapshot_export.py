@@ -1,7 +1,7 @@
 """Unit tests for ``kzo snapshot``'s pure parts: replica lists during reassignments
-(``domain.replica_views``), the snapshot document and its rendering (``domain.snapshot_export``),
+(``domain.reassignment.replica_views``), the snapshot document and its rendering (``domain.documents.snapshot_export``),
 and DescribeLogDirs sizes. Every document built here must load with the placement engine's own
-loader, ``domain.snapshot.parse_snapshot_json``.
+loader, ``domain.documents.snapshot.parse_snapshot_json``.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.cli.log_dir_sizes import sizes_from_log_dirs
-from kafka_zk_operator.domain import errors, snapshot, snapshot_export
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import snapshot, snapshot_export
+from kafka_zk_operator.domain.documents.snapshot_export import TopicInput
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.replica_views import (
+from kafka_zk_operator.domain.reassignment.replica_views import (
     ReassignmentView,
     moving_partition,
     pending_targets,
     replicas_as_of,
 )
-from kafka_zk_operator.domain.snapshot_export import TopicInput
 
 RACKED = [Broker(3, "rack-c"), Broker(1, "rack-a"), Broker(2, "rack-b"), Broker(10, "rack-a")]
 

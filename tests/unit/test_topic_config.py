@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain import topic_config as tc
+from kafka_zk_operator.domain.topic import config as tc
 
 
 def problems(config: dict[str, str], replication_factor: int | None = None) -> list[str]:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_zk_operator.domain import errors, kafka_lines
-from kafka_zk_operator.domain import topic_config as tc
-from kafka_zk_operator.domain.kafka_lines import ClusterLine, KafkaLine
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka.lines import ClusterLine, KafkaLine
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, plan_topic
+from kafka_zk_operator.domain.topic import config as tc
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, plan_topic
 
 
 def problems(config: dict[str, str], line: KafkaLine | ClusterLine) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.topics import delete_topic
 
 RESOURCE = parse_resource(

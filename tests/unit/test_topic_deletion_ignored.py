@@ -1,4 +1,4 @@
-"""Deletion requests ignored by Kafka 0.10.0/0.10.1 controllers (``domain.topic_deletion``) and the
+"""Deletion requests ignored by Kafka 0.10.0/0.10.1 controllers (``domain.topic.deletion``) and the
 operator's answer (``service.topics.delete_topic`` withdraws its marker and reports the refusal)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kafka_zk_operator.domain import model
-from kafka_zk_operator.domain.kafkatopic_resource import parse_resource
-from kafka_zk_operator.domain.topic_deletion import IGNORED_AFTER_S, DeletionFacts, deletion_ignored
+from kafka_zk_operator.domain.topic.deletion import IGNORED_AFTER_S, DeletionFacts, deletion_ignored
+from kafka_zk_operator.domain.topic.resource import parse_resource
 from kafka_zk_operator.service.topics import delete_topic
 
 REQUESTED = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Unit tests for ``domain.topic_import``: the KafkaTopic manifests and YAML of ``kzo import``.
+"""Unit tests for ``domain.topic.importing``: the KafkaTopic manifests and YAML of ``kzo import``.
 
 The manifests must satisfy the KafkaTopic CRD (checked with the CRD's own OpenAPI schema) and state
 the topic exactly as ZooKeeper holds it, so that the operator's planner sees nothing to do.
@@ -16,10 +16,10 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from kafka_zk_operator.domain import topic_import
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.topic_import import DeletionPolicy, ExistingTopic, ImportOptions
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, ObservedTopic, PlanKind, plan_topic
+from kafka_zk_operator.domain.topic import importing as topic_import
+from kafka_zk_operator.domain.topic.importing import DeletionPolicy, ExistingTopic, ImportOptions
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, ObservedTopic, PlanKind, plan_topic
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -1,10 +1,11 @@
-"""Unit tests for ``domain.topic_names``: Kafka's ``Topic`` rules (validity, collisions, internal names)."""
+"""Unit tests for ``domain.kafka.topic_names``: Kafka's ``Topic`` rules (validity, collisions, internal names)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_zk_operator.domain import errors, topic_names
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_names
 
 
 @pytest.mark.parametrize(

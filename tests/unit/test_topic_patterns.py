@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_zk_operator.domain import errors, topic_patterns
-from kafka_zk_operator.domain.reassignment_request import parse_request
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_patterns
+from kafka_zk_operator.domain.reassignment.request import parse_request
 
 #: Kafka's legal topic characters, plus a newline and a space for the anchors' corner cases.
 _CHARS = "ab.c-_1X \n"

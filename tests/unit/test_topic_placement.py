@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, parse_resource
+from kafka_zk_operator.domain.kafka import assignment as kafka_assignment
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.topic_placement import Placement, balanced_assignment
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, ObservedTopic, plan_topic
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
+from kafka_zk_operator.domain.topic.new_partitions import Placement, balanced_assignment
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, ObservedTopic, plan_topic
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource, parse_resource
 from kafka_zk_operator.service.cluster_views import ClusterViewCache
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from kafka_zk_operator.domain import assignment as kafka_assignment
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment as kafka_assignment
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.topic_planning import (
+from kafka_zk_operator.domain.topic.planning import (
     AlterTopicConfig,
     CreateTopic,
     DesiredTopic,

@@ -9,8 +9,8 @@ import pytest
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import PartitionState, TopicAssignment
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
-from kafka_zk_operator.domain.topic_status import (
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
+from kafka_zk_operator.domain.topic.status import (
     MAX_PARTITION_STATES,
     ReconcileMode,
     build_topic_status,
@@ -325,7 +325,7 @@ def test_unmanaged_replaces_ready_with_an_unmanaged_condition() -> None:
 def test_an_in_sync_resync_patches_nothing_until_the_heartbeat() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from kafka_zk_operator.domain.topic_status import status_changes
+    from kafka_zk_operator.domain.topic.status import status_changes
 
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z", "drift": ["x"]}
@@ -341,7 +341,7 @@ def test_without_a_heartbeat_an_in_sync_resync_never_patches() -> None:
     import math
     from datetime import UTC, datetime, timedelta
 
-    from kafka_zk_operator.domain.topic_status import status_changes
+    from kafka_zk_operator.domain.topic.status import status_changes
 
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z"}
@@ -356,7 +356,7 @@ def test_without_a_heartbeat_an_in_sync_resync_never_patches() -> None:
 def test_a_real_change_carries_the_new_sync_time_and_removals() -> None:
     from datetime import UTC, datetime
 
-    from kafka_zk_operator.domain.topic_status import status_changes
+    from kafka_zk_operator.domain.topic.status import status_changes
 
     previous = {"partitions": 3, "lastSyncTime": "2026-01-01T00:00:00Z", "drift": ["x"]}
     new = {"partitions": 4, "lastSyncTime": "2026-01-01T00:00:30Z", "drift": None}

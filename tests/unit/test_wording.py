@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_computed import cluster_arrays
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
+from kafka_zk_operator.domain.reassignment.computed import cluster_arrays
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
 from kafka_zk_operator.domain.wording import brokers_are, counted
 
 

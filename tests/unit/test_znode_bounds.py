@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_zk_operator.domain import errors, znode_bounds
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import znode_bounds
 from kafka_zk_operator.domain.model import Broker, TopicAssignment
-from kafka_zk_operator.domain.topic_planning import DesiredTopic, ObservedTopic, plan_topic
+from kafka_zk_operator.domain.topic.planning import DesiredTopic, ObservedTopic, plan_topic
 
 ROOT = Path(__file__).resolve().parents[2]
 

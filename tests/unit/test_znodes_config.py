@@ -7,7 +7,8 @@ from types import MappingProxyType
 import pytest
 
 from kafka_zk_operator.adapters.zk import znodes
-from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 
 PATH = "/config/topics/foo"
 ENTITY = b'{"version":1,"config":{"retention.ms":"86400000","cleanup.policy":"compact"}}'

@@ -2,7 +2,7 @@
 
 Registered by ``cli.main`` (``SUBCOMMAND_MODULES``). Brokers are given as ``ID`` or ``ID:RACK``
 and, like ``kafka-topics``, go through ``AdminZkClient.getBrokerMetadatas`` rules (rack-aware mode,
-then sorted by id) before Kafka's ``assignReplicasToBrokers`` runs; see ``domain.assignment``.
+then sorted by id) before Kafka's ``assignReplicasToBrokers`` runs; see ``domain.kafka.assignment``.
 
 Output is one JSON line shaped like a version-1 topic znode (``/brokers/topics/<t>``)::
 
@@ -19,7 +19,7 @@ import json
 import random
 from typing import Any
 
-from kafka_zk_operator.domain import assignment
+from kafka_zk_operator.domain.kafka import assignment
 from kafka_zk_operator.domain.model import Broker
 
 #: Kafka broker ids are Java ints.

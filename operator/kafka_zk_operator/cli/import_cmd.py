@@ -33,7 +33,10 @@ from typing import Any
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli import zk_reading
 from kafka_zk_operator.cli.errors import CliError
-from kafka_zk_operator.domain import errors, k8s_names, topic_import, topic_names
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_names
+from kafka_zk_operator.domain.topic import importing as topic_import
+from kafka_zk_operator.domain.topic import k8s_names
 
 COMMAND = "import"
 #: File names stay below the usual 255-byte limit (metadata.name may be 253 characters).

@@ -1,6 +1,6 @@
 """``kzo plan``: plan a minimal-move, rack-aware reassignment from a cluster snapshot file.
 
-Registered by ``cli.main`` (``SUBCOMMAND_MODULES``). Reads a snapshot (``domain.snapshot``), runs
+Registered by ``cli.main`` (``SUBCOMMAND_MODULES``). Reads a snapshot (``domain.documents.snapshot``), runs
 the placement engine (``domain.placement``) and writes Kafka's reassignment JSON (only the
 partitions that change, broker lists leader first) for ``kafka-reassign-partitions --execute`` or
 ``/admin/reassign_partitions``; prints a summary table (moves vs M_LB, leader changes, per-broker
@@ -38,6 +38,7 @@ from kafka_zk_operator.cli.main import CliError
 from kafka_zk_operator.cli.plan_render import ProgressBar, summary
 from kafka_zk_operator.cli.zk_reading import check_output, write_output
 from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement import (
@@ -51,7 +52,6 @@ from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERAN
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.domain.placement.plan_types import Balance
-from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 
 _MAX_ID = 2**31 - 1
 #: Kafka's replication factor is a 16-bit integer in its protocol.

@@ -1,6 +1,6 @@
 """``kzo snapshot``: write a cluster's brokers (with racks) and replica placement as JSON.
 
-The output is the snapshot format the placement engine loads (``domain.snapshot``)::
+The output is the snapshot format the placement engine loads (``domain.documents.snapshot``)::
 
     {"brokers": {"1": {"rack": "rack-a"}, ...},
      "topics": {"orders": {"partitions": {"0": [1, 2, 3], ...}}, ...}}
@@ -15,7 +15,7 @@ Read-only: it reads ``/brokers/ids``, ``/brokers/topics``, ``/admin/delete_topic
   ``--with-internal``; topics queued for deletion are always left out (Kafka refuses to move them).
 * A partition being reassigned is written as its **target** replica list (where it is going), or
   with ``--reassigning original`` as its list before the move; the topic records both under
-  ``"reassigning"`` and stderr says how many partitions that concerns (``domain.replica_views``
+  ``"reassigning"`` and stderr says how many partitions that concerns (``domain.reassignment.replica_views``
   explains how exact each list is on each Kafka version).
 * ``--sizes-from-bootstrap HOST:PORT`` adds ``"sizes"`` (bytes per partition, the largest
   replica) from the brokers' DescribeLogDirs (needs kafka-python; plaintext listeners).
@@ -34,9 +34,11 @@ from typing import Any
 
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli import log_dir_sizes, zk_reading
-from kafka_zk_operator.domain import errors, snapshot_export, topic_names
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import snapshot_export
+from kafka_zk_operator.domain.kafka import topic_names
 from kafka_zk_operator.domain.model import TopicAssignment
-from kafka_zk_operator.domain.replica_views import ReassignmentView
+from kafka_zk_operator.domain.reassignment.replica_views import ReassignmentView
 
 COMMAND = "snapshot"
 

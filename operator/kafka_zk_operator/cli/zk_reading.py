@@ -33,7 +33,8 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.znodes_brokers import BROKER_IDS_PATH
 from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.config import zookeeper
-from kafka_zk_operator.domain import errors, replica_views
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.reassignment import replica_views
 
 T = TypeVar("T")
 R = TypeVar("R")

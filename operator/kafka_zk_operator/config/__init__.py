@@ -31,7 +31,7 @@ Environment variables (the Helm chart sets them; every one has a default):
 
     ``kafkaVersion`` ("0.10.0" ... "3.9"; a full version such as "2.8.2" works too) selects the
     rules for topic configs and config-change notifications. Without it the operator infers the
-    oldest line the brokers' ``/brokers/ids`` registrations allow (``domain.kafka_lines``).
+    oldest line the brokers' ``/brokers/ids`` registrations allow (``domain.kafka.lines``).
 
 ``KZO_ZOOKEEPER`` / ``KZO_CLUSTER_NAME`` / ``KZO_KAFKA_VERSION``
     Shortcut for a single cluster without a file (name defaults to ``default``).

@@ -17,7 +17,7 @@ from kafka_zk_operator.config import zookeeper
 from kafka_zk_operator.config.settings import ClusterSettings, SettingsError
 from kafka_zk_operator.config.values import kind_of, one_line, plain, read_bytes, read_file, show
 from kafka_zk_operator.config.zookeeper import SaslSettings, TlsSettings, ZkConnectionSettings
-from kafka_zk_operator.domain import kafka_lines
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 
 _CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. 'zk-0:2181,zk-1:2181/kafka'"
 #: kazoo sends the session timeout as a 32-bit count of milliseconds.

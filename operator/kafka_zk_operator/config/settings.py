@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
-from kafka_zk_operator.domain import errors, kafka_lines
+from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import LEGACY_KOPF_ANNOTATIONS
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
 
 
 def legacy_kopf_annotations(annotations: Mapping[str, str] | None) -> list[str]:

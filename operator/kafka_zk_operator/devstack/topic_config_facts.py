@@ -1,4 +1,4 @@
-"""Ask a Kafka line's own classes about topic configs: the facts behind ``domain/kafka_topic_configs.json``.
+"""Ask a Kafka line's own classes about topic configs: the facts behind ``domain/kafka/kafka_topic_configs.json``.
 
 ``assets/TopicConfigFacts.java`` is compiled against one line's jars (``artifacts.kafka_libs``) and
 run in one JVM per call: ``dump`` describes the line's ``LogConfig`` definition (types, defaults,

@@ -3,7 +3,7 @@
 A mode's value is its name in ``PartitionReassignment.spec.mode`` (``AddBrokers``); the planning
 CLI, the Spark job and plan documents spell the engine's modes in lower case with dashes
 (``add-brokers``: :attr:`Mode.cli_name`). :meth:`Mode.parse` reads either spelling. What each
-mode does is its rule in ``domain.reassignment_request.MODES``; the placement engine plans the
+mode does is its rule in ``domain.reassignment.request.MODES``; the placement engine plans the
 modes in :data:`ENGINE_MODES`.
 """
 

@@ -26,10 +26,10 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
-from kafka_zk_operator.domain.kafkatopic_resource import PLURAL, KafkaTopicResource, parse_resource
 from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
-from kafka_zk_operator.domain.topic_planning import DriftPolicy
-from kafka_zk_operator.domain.topic_status import (
+from kafka_zk_operator.domain.topic.planning import DriftPolicy
+from kafka_zk_operator.domain.topic.resource import PLURAL, KafkaTopicResource, parse_resource
+from kafka_zk_operator.domain.topic.status import (
     PARTITION_FIELDS,
     ReconcileMode,
     build_topic_status,

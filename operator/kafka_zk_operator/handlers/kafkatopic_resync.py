@@ -62,7 +62,7 @@ from kafka_zk_operator.domain.crd_identity import (
     MANAGED_ANNOTATION,
     PAUSED_ANNOTATION,
 )
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource, parse_resource
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource, parse_resource
 from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool

@@ -13,7 +13,7 @@ always reads the resource afresh.
 Environment: ``KZO_REASSIGNMENT_POLL_SECONDS`` (default 5) how often a running reassignment looks
 at ZooKeeper; ``KZO_REASSIGNMENT_STUCK_SECONDS`` (default 1800) after how long a batch whose
 target replicas are not in sync is reported stuck; ``KZO_DEFAULT_THROTTLE`` (bytes/s, default none)
-the throttle of new reassignments without ``spec.throttle`` (``domain.reassignment_defaults``).
+the throttle of new reassignments without ``spec.throttle`` (``domain.reassignment.defaults``).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import PLURAL, Kuberne
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, REFRESH_ANNOTATION, VERSION
-from kafka_zk_operator.domain.reassignment_resource import is_started, parse_resource, queue_rank
-from kafka_zk_operator.domain.reassignment_status import is_terminal
-from kafka_zk_operator.domain.reassignment_throttles import record_from_fields
+from kafka_zk_operator.domain.reassignment.resource import is_started, parse_resource, queue_rank
+from kafka_zk_operator.domain.reassignment.status import is_terminal
+from kafka_zk_operator.domain.reassignment.throttles import record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.handlers.in_pool import run_in_pool_unless_stopped
 from kafka_zk_operator.handlers.waiting import StillWaiting

@@ -4,7 +4,7 @@ For every managed topic the reporter keeps ZooKeeper watches on the topic znode 
 partition ``state`` znode (leader, ISR), all in one ``ZnodeWatches`` of the session, plus one
 watch on ``/brokers/ids`` for the cluster. A firing watch only marks the topic dirty; a worker thread reads the topic once
 (``ZkStore.read_topic``, the observation a reconcile makes) and the live broker ids, builds the
-live partition fields of the status (``domain.topic_status.partition_fields``) and merge-patches the
+live partition fields of the status (``domain.topic.status.partition_fields``) and merge-patches the
 resource's status when they changed. No polling of every topic: quiet topics cost nothing.
 
 The KafkaTopic handler writes the same fields from its own read, through kopf's patch, which
@@ -49,7 +49,7 @@ from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.adapters.zk.watches import Priming
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.timestamps import format_timestamp
-from kafka_zk_operator.domain.topic_status import partition_fields
+from kafka_zk_operator.domain.topic.status import partition_fields
 from kafka_zk_operator.domain.wording import counted
 
 #: ``(namespace, name)`` of a KafkaTopic resource.

@@ -64,8 +64,8 @@ from typing import Any
 
 from kafka_zk_operator import config
 from kafka_zk_operator.adapters.zk.stat_probe import Stamp
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
 from kafka_zk_operator.domain.timestamps import parse_timestamp
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource
 
 #: The most partitions a resync probes by stamps (see the module docstring).
 MAX_PROBED_PARTITIONS = 2_000

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafka_zk_operator.domain import kafka_lines, model
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain import model
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
 #: Whether a topic is in a reassignment, and why that could not be read (``None``: it could).
 ReassignmentPlace = tuple[bool, str | None]

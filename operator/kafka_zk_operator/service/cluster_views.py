@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
-from kafka_zk_operator.domain.topic_placement import balanced_assignment
-from kafka_zk_operator.domain.topic_planning import Placer
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
+from kafka_zk_operator.domain.topic.new_partitions import balanced_assignment
+from kafka_zk_operator.domain.topic.planning import Placer
 from kafka_zk_operator.service.backend import TopicBackend
 from kafka_zk_operator.service.reassignment.proposals import read_cluster
 

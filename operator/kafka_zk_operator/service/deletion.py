@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from kafka_zk_operator.domain import model, topic_deletion
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.domain import model
+from kafka_zk_operator.domain.topic import deletion as topic_deletion
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource
 from kafka_zk_operator.service.backend import TopicBackend
 from kafka_zk_operator.service.events import Event
 
@@ -37,7 +38,7 @@ def delete_topic(
     With ``delete.topic.enable=false`` Kafka removes the marker but keeps the topic: once the
     marker we wrote is gone and the topic is still there, that is reported (Warning event
     ``DeletionRefusedByKafka``) and the resource is released; the topic stays. Kafka 0.10.0 and
-    0.10.1 leave the marker instead; when their controller ignores it (``domain.topic_deletion``)
+    0.10.1 leave the marker instead; when their controller ignores it (``domain.topic.deletion``)
     the operator withdraws it and reports the same.
     """
     topic = resource.topic_name

@@ -37,9 +37,13 @@ from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs, own_namespace
 from kafka_zk_operator.adapters.k8s.spark_submit import SparkJobObjects, SparkSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import SPARK_SETTINGS_LABEL
+from kafka_zk_operator.domain.documents.plan_result import digest, read_plan_document, request_to_dict
+from kafka_zk_operator.domain.documents.snapshot import (
+    arrays_to_snapshot,
+    parse_snapshot_json,
+    snapshot_to_arrays,
+)
 from kafka_zk_operator.domain.placement import ClusterArrays, Plan, PlanRequest
-from kafka_zk_operator.domain.plan_document import digest, read_plan_document, request_to_dict
-from kafka_zk_operator.domain.snapshot import arrays_to_snapshot, parse_snapshot_json, snapshot_to_arrays
 
 #: The chart's settings ConfigMap (templates/spark-settings.yaml) carries this label.
 SETTINGS_LABEL = SPARK_SETTINGS_LABEL
@@ -100,7 +104,7 @@ def load_settings(jobs: SparkJobs, namespace: str | None = None) -> OffloadSetti
 
 
 def snapshot_bytes(cluster: ClusterArrays) -> bytes:
-    """The snapshot document the job reads (``domain.snapshot``; sizes included)."""
+    """The snapshot document the job reads (``domain.documents.snapshot``; sizes included)."""
     return json.dumps(arrays_to_snapshot(cluster), separators=(",", ":")).encode("utf-8")
 
 

@@ -1,13 +1,13 @@
 """Reconcile one KafkaTopic with Kafka: the single path taken by create, update, resume and resync.
 
 ``reconcile_topic`` runs observe → plan → apply → report. Observe: the topic as
-the backend's ``read_topic`` returns it (one :class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`)
+the backend's ``read_topic`` returns it (one :class:`~kafka_zk_operator.domain.topic.plan.ObservedTopic`)
 and the live brokers, each read once and shared by planning and the status. Plan:
-``domain.topic_planning.plan_topic`` against the spec parsed once by ``parse_resource``. Apply:
+``domain.topic.planning.plan_topic`` against the spec parsed once by ``parse_resource``. Apply:
 the plan's writes through the cluster backend (``service.backend``; ZooKeeper: the versioned ``ZkStore``) (a config write conditional on the config
 version observed, added partitions on the topic znode's version read right before), then one
 re-read of the topic when something was written. Report: ``_report`` builds
-the status (``domain.topic_status``), events and retry in one place, for every path - paused or
+the status (``domain.topic.status``), events and retry in one place, for every path - paused or
 unmanaged, name conflict, error, replication-factor hand-over and success. An in-sync topic
 produces an empty plan: no ZooKeeper write. ``delete_topic`` drives Kafka's deletion (marker
 znode) and reports when it is complete.
@@ -23,18 +23,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kafka_zk_operator.domain import errors, topic_config, topic_names
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_names
 from kafka_zk_operator.domain.model import BrokerId, Versioned
-from kafka_zk_operator.domain.topic_placement import Placement
-from kafka_zk_operator.domain.topic_planning import (
+from kafka_zk_operator.domain.topic import config as topic_config
+from kafka_zk_operator.domain.topic.new_partitions import Placement
+from kafka_zk_operator.domain.topic.planning import (
     DesiredTopic,
     DriftPolicy,
     ObservedTopic,
     TopicPlan,
     plan_topic,
 )
-from kafka_zk_operator.domain.topic_status import MAX_MESSAGE_LENGTH, ReconcileMode, build_topic_status
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource
+from kafka_zk_operator.domain.topic.status import MAX_MESSAGE_LENGTH, ReconcileMode, build_topic_status
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import cluster_views
 from kafka_zk_operator.service.backend import TopicBackend
@@ -396,7 +398,7 @@ def unreported(events: list[Event], previous: Mapping[str, Any], generation: int
 
 
 def _condition_text(message: str) -> str:
-    """A message as the Ready condition stores it (``topic_status`` shortens long ones)."""
+    """A message as the Ready condition stores it (``domain.topic.status`` shortens long ones)."""
     limit = MAX_MESSAGE_LENGTH
     return message if len(message) <= limit else message[: limit - 1] + "…"
 

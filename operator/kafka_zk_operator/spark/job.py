@@ -12,7 +12,7 @@ Command line (also what ``spark-submit`` runs; the master then comes from spark-
         --output plan.json [--report report.json] [--result result.json] [--master local[*]]
 
 ``--output`` is Kafka's reassignment JSON (changed partitions only), ``--report`` the plan
-report, ``--result`` the plan result document the operator collects (``domain.plan_document``).
+report, ``--result`` the plan result document the operator collects (``domain.documents.plan_result``).
 Errors in the input are one line on stderr with exit code 2; so is a plan that would place or keep
 replicas on brokers the snapshot marks ``"live": false`` (``placement.liveness``, as ``kzo plan``).
 """
@@ -29,7 +29,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kafka_zk_operator.domain import errors, plan_document
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.documents import plan_result as plan_document
+from kafka_zk_operator.domain.documents.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement import (
     Balance,
@@ -42,7 +44,6 @@ from kafka_zk_operator.domain.placement import (
 )
 from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
-from kafka_zk_operator.domain.snapshot import parse_snapshot_json, snapshot_to_arrays
 from kafka_zk_operator.spark.session import SparkUnavailable, local_session
 from kafka_zk_operator.spark.stage2 import run_stage2
 
@@ -50,7 +51,7 @@ Progress = Callable[[str, float], None]
 
 
 def load_snapshot(data: bytes, *, allow_mixed_rf: bool = False) -> ClusterArrays:
-    """Parse snapshot bytes (``domain.snapshot``). :raises InvalidSpec:"""
+    """Parse snapshot bytes (``domain.documents.snapshot``). :raises InvalidSpec:"""
     return snapshot_to_arrays(parse_snapshot_json(data, allow_mixed_rf=allow_mixed_rf))
 
 

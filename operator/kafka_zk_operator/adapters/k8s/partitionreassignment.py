@@ -1,5 +1,5 @@
 """The Kubernetes calls the reassignment service needs (the parsed resource, its annotations and
-its queue rank are ``domain.reassignment_resource``).
+its queue rank are ``domain.reassignment.resource``).
 
 :class:`KubernetesReassignments` is the service's port onto the API server: a fresh read of the
 resource (never the possibly stale body a handler was called with), *strict* status patches (the
@@ -37,7 +37,7 @@ from kafka_zk_operator.domain.crd_identity import (
     REFRESH_ANNOTATION,
     VERSION,
 )
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
+from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource
 
 log = logging.getLogger(__name__)
 

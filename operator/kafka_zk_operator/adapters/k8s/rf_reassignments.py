@@ -22,7 +22,7 @@ from kafka_zk_operator.domain.crd_identity import (
     TOPIC_RESOURCE_LABEL,
     VERSION,
 )
-from kafka_zk_operator.domain.kafkatopic_resource import KafkaTopicResource
+from kafka_zk_operator.domain.topic.resource import KafkaTopicResource
 
 PLURAL = PARTITION_REASSIGNMENT.plural
 TOPIC_LABEL = TOPIC_RESOURCE_LABEL

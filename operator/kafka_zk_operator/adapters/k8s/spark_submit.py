@@ -9,7 +9,7 @@ configmaps, persistentvolumeclaims in its namespace; chart ``templates/spark-rba
 
 Objects of one job ``<job>`` (all in ``settings.namespace``, labelled ``JOB_LABEL=<job>``):
 
-* ``<job>-input-<i>``: the cluster snapshot (``domain.snapshot`` JSON), gzip-compressed and split
+* ``<job>-input-<i>``: the cluster snapshot (``domain.documents.snapshot`` JSON), gzip-compressed and split
   into ConfigMaps of at most :data:`CHUNK_BYTES` (``binaryData``; the API server limits a
   ConfigMap to 1 MiB); chunk 0 also holds the request (``request.json``);
 * ``<job>-pod-template``: the pod template of the driver and the executors (restricted Pod
@@ -17,7 +17,7 @@ Objects of one job ``<job>`` (all in ``settings.namespace``, labelled ``JOB_LABE
   mounted into the Job's pod for spark-submit;
 * ``<job>``: the ``batch/v1`` Job;
 * ``<job>-result-<i>``: written by the driver when it is done (same chunking): the plan result
-  document (``domain.plan_document``) or an error document.
+  document (``domain.documents.plan_result``) or an error document.
 
 A chunk's annotations name its position (``i/n``) and the SHA-256 of the whole payload, so a
 reader knows whether it has all of them (:func:`unpack`).
@@ -304,8 +304,8 @@ def build_spark_job(
 ) -> SparkJobObjects:
     """The objects of one planning job (module docstring).
 
-    :param snapshot: the cluster snapshot document (``domain.snapshot`` JSON bytes).
-    :param request: the plan request as ``domain.plan_document.request_to_dict`` writes it.
+    :param snapshot: the cluster snapshot document (``domain.documents.snapshot`` JSON bytes).
+    :param request: the plan request as ``domain.documents.plan_result.request_to_dict`` writes it.
     :raises InvalidSpec: bad job name.
     """
     check_name(name)

@@ -33,8 +33,9 @@ from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_r
 from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
 from kafka_zk_operator.adapters.kafka.admin_topic_configs import TopicConfigCalls
-from kafka_zk_operator.domain import errors, kafka_lines, model
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
 #: The line whose rules apply when ``kafkaVersion`` is not set: the newest 3.x the operator models.
 ADMIN_LINE: kafka_lines.KafkaLine = max(line for line in kafka_lines.SUPPORTED_LINES if line >= (3, 0, 0))

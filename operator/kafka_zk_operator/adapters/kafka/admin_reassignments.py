@@ -12,7 +12,7 @@ and ``/config/{brokers,topics}/<name>``, for the phases where ZooKeeper is not a
 * :func:`elect_preferred` asks for preferred leaders (ElectLeaders, PREFERRED); a partition whose
   leader already is the preferred one is no error.
 * :func:`read_entity_config` / :func:`update_entity_config`: the read-modify-write the throttle code
-  uses (``domain.reassignment_throttles`` works on override dicts), writing only the four
+  uses (``domain.reassignment.throttles`` works on override dicts), writing only the four
   throttle keys, and only those that change. A broker's config goes to that broker (Kafka's
   rule): a broker that is down cannot be changed until it is back.
 

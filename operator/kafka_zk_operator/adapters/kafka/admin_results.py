@@ -25,7 +25,7 @@ from typing import Any
 
 from kafka_zk_operator.adapters.zk import topic_ids
 from kafka_zk_operator.domain import model
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
 #: Kafka's UNKNOWN_TOPIC_OR_PARTITION: a topic that does not exist (or a broker that has not
 #: learned of it yet).

@@ -48,8 +48,9 @@ from kafka_zk_operator.adapters.zk.store_base import ReadAhead
 from kafka_zk_operator.adapters.zk.store_base import Versioned as Versioned
 from kafka_zk_operator.adapters.zk.store_configs import ConfigStore
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
-from kafka_zk_operator.domain import errors, kafka_lines, model
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
 
 class ZkStore(ConfigStore, AdminRequestStore):

@@ -28,14 +28,16 @@ from kafka_zk_operator.adapters.zk import (
 )
 from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.session import kafka_acls
-from kafka_zk_operator.domain import errors, kafka_lines, model, znode_bounds
+from kafka_zk_operator.domain import errors, model
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka import znode_bounds
 from kafka_zk_operator.domain.migration import phase
 from kafka_zk_operator.domain.model import Versioned as Versioned
 
 #: A read sent ahead (:meth:`StoreBase.reading_ahead`): ``get`` (data and stat) or ``exists`` (stat).
 ReadAhead = tuple[Literal["get", "exists"], str]
 
-#: The longest request a ZooKeeper server accepts (``domain.znode_bounds``, 0xfffff bytes). It
+#: The longest request a ZooKeeper server accepts (``domain.kafka.znode_bounds``, 0xfffff bytes). It
 #: closes the connection of a client that sends a longer one ("Len error"), without an answer: the client sees a connection loss, every request in flight on that session fails with it, and a
 #: retry of the same write does the same again.
 MAX_REQUEST_BYTES = znode_bounds.MAX_REQUEST_BYTES
@@ -444,7 +446,7 @@ class StoreBase:
     def cluster_line(
         self, registrations: Sequence[znodes_brokers.BrokerRegistration] | None = None
     ) -> kafka_lines.ClusterLine:
-        """The Kafka line whose rules every write follows (``domain.kafka_lines``), from
+        """The Kafka line whose rules every write follows (``domain.kafka.lines``), from
         ``registrations`` when the caller has just read them (:meth:`broker_registrations`: one
         request less per reconcile), else from a read of its own.
 

@@ -17,7 +17,7 @@ from typing import Final
 
 from kafka_zk_operator.adapters.zk import znodes_common as common
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.kafka_lines import FIRST_THROTTLE_LINE, ClusterLine
+from kafka_zk_operator.domain.kafka.lines import FIRST_THROTTLE_LINE, ClusterLine
 
 CONFIG_PATH: Final = "/config"
 CONFIG_CHANGES_PATH: Final = "/config/changes"

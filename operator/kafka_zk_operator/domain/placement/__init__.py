@@ -6,7 +6,7 @@ Pure (numpy only, no I/O) and deterministic for a given input and seed. Entry po
   rebalance, replication-factor) on a :class:`ClusterArrays` -> :class:`Plan` (the new replica
   matrix, Kafka's reassignment JSON via :meth:`Plan.reassignment`, and a :class:`PlanReport`).
 * :func:`place_new_partitions` for new topics / added partitions, load-aware across the cluster.
-* :func:`build_arrays` / :func:`snapshot_to_arrays` (in ``domain.snapshot``) to get arrays.
+* :func:`build_arrays` / :func:`snapshot_to_arrays` (in ``domain.documents.snapshot``) to get arrays.
 
 Contract for a distributed engine (the PySpark job) - two stages, identical results
 ===================================================================================

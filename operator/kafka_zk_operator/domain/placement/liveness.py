@@ -8,7 +8,7 @@ placed on it, or any other move of a partition that keeps a replica on it. Movin
 down broker is fine (it is not in the new list).
 
 The engine does not know which brokers are up (``ClusterArrays`` has no such fact); a snapshot
-marks down brokers ``"live": false`` (``domain.snapshot``, ``ClusterSnapshot.down``), and the
+marks down brokers ``"live": false`` (``domain.documents.snapshot``, ``ClusterSnapshot.down``), and the
 callers check the finished plan with :func:`check_down_brokers` before writing anything. Plans of
 snapshots without down brokers are not affected.
 """

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kafka_zk_operator.domain import errors, topic_patterns
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_patterns
 from kafka_zk_operator.domain.modes import ENGINE_MODES, Mode
 from kafka_zk_operator.domain.placement.arrays import BoolArray, ClusterArrays, IntArray, loads
 from kafka_zk_operator.domain.placement.plan_types import Balance, PlanRequest
@@ -31,7 +32,7 @@ class Setup:
 
 
 def _compile(pattern: str | None, what: str) -> Callable[[str], bool] | None:
-    """A full-match predicate, linear in the name (``domain.topic_patterns``: no backtracking)."""
+    """A full-match predicate, linear in the name (``domain.kafka.topic_patterns``: no backtracking)."""
     if pattern is None:
         return None
     with warnings.catch_warnings():  # e.g. FutureWarning "Possible nested set": valid, say nothing

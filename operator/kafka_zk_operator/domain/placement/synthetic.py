@@ -7,7 +7,7 @@
   evenly and every partition spans ``min(RF, K)`` racks (equal racks, RF <= K; otherwise Kafka's
   algorithm run once over all partitions with start index 0, which is also cluster-balanced).
 * ``layout="kafka"``: every topic placed on its own by Kafka's ``assignReplicasToBrokers``
-  (``domain.assignment``) with a random start, as ``kafka-topics`` / ``--generate`` would: per-topic
+  (``domain.kafka.assignment``) with a random start, as ``kafka-topics`` / ``--generate`` would: per-topic
   balance only, so cluster-wide imbalance accumulates (the skew-repair starting point).
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kafka_zk_operator.domain import assignment
+from kafka_zk_operator.domain.kafka import assignment
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.placement.arrays import ClusterArrays, IntArray, build_arrays
 

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import make_batches
-from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
-from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, refresh_requested
-from kafka_zk_operator.domain.reassignment_status import TERMINAL, Phase, Why, has_phase_conditions
+from kafka_zk_operator.domain.reassignment.batches import make_batches
+from kafka_zk_operator.domain.reassignment.defaults import defaults_for, with_defaults
+from kafka_zk_operator.domain.reassignment.progress import ZnodeOwner
+from kafka_zk_operator.domain.reassignment.resource import QueueRank, parse_resource, refresh_requested
+from kafka_zk_operator.domain.reassignment.status import TERMINAL, Phase, Why, has_phase_conditions
 from kafka_zk_operator.service.backend import ReassignmentBackend
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted

@@ -5,10 +5,10 @@ Every function reads ZooKeeper afresh and is idempotent, so the caller (the leve
 reconcile in ``service.reassignment``) can repeat any step after a crash:
 
 * :func:`observe_batch` - topic znodes, partition state znodes and ``/admin/reassign_partitions``
-  of one batch, judged by ``domain.reassignment_progress``;
+  of one batch, judged by ``domain.reassignment.progress``;
 * :func:`plan_batch_throttle` / :func:`apply_throttle` / :func:`remove_throttle` - Kafka's throttle
   computation for the batch, written as versioned config changes with notifications; removal
-  undoes only the operator's part (``domain.reassignment_throttles``);
+  undoes only the operator's part (``domain.reassignment.throttles``);
 * :func:`submit_batch` - create the reassignment znode (create only, never set);
 * :func:`elect_preferred_leaders` - ``/admin/preferred_replica_election`` for the batch's
   partitions whose first target replica is in sync but not leading.
@@ -31,14 +31,14 @@ from kafka_zk_operator.domain.model import (
     TopicName,
     TopicPartition,
 )
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_progress import (
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.progress import (
     BatchProgress,
     ZnodeOwner,
     classify_znode,
     evaluate_batch,
 )
-from kafka_zk_operator.domain.reassignment_throttles import (
+from kafka_zk_operator.domain.reassignment.throttles import (
     ThrottleRecord,
     apply_broker_config,
     apply_topic_config,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
-from kafka_zk_operator.domain.reassignment_throttles import CLEARED_FIELDS
+from kafka_zk_operator.domain.reassignment.status import Phase, Why, timestamp
+from kafka_zk_operator.domain.reassignment.throttles import CLEARED_FIELDS
 from kafka_zk_operator.service.reassignment import throttles
 from kafka_zk_operator.service.reassignment.state import Run
 

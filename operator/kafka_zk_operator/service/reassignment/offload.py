@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from kafka_zk_operator.adapters.k8s import spark_submit
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_computed import plan_from_engine
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_request import ReassignmentRequest, engine_inputs, plan_request
+from kafka_zk_operator.domain.reassignment.computed import plan_from_engine
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment.request import ReassignmentRequest, engine_inputs, plan_request
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import plan_offload
 

@@ -16,12 +16,12 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import (
+from kafka_zk_operator.domain.reassignment.batches import (
     busiest_broker_bytes,
     check_batches_fit,
     make_batches,
 )
-from kafka_zk_operator.domain.reassignment_plan import (
+from kafka_zk_operator.domain.reassignment.plan import (
     ClusterView,
     PartitionMove,
     ReassignmentPlan,
@@ -32,15 +32,15 @@ from kafka_zk_operator.domain.reassignment_plan import (
     summary_fields,
     with_sizes,
 )
-from kafka_zk_operator.domain.reassignment_request import (
+from kafka_zk_operator.domain.reassignment.request import (
     BatchLimits,
     ReassignmentRequest,
     plan_request,
     rule_of,
 )
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
-from kafka_zk_operator.domain.reassignment_status import STATUS_PLAN_LIMIT, timestamp
-from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
+from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource
+from kafka_zk_operator.domain.reassignment.status import STATUS_PLAN_LIMIT, timestamp
+from kafka_zk_operator.domain.reassignment.status_record import ReassignmentStatus
 from kafka_zk_operator.service.backend import TopicBackend
 
 

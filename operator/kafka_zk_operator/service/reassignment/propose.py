@@ -8,22 +8,22 @@ from collections.abc import Sequence
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION
-from kafka_zk_operator.domain.reassignment_batches import make_batches
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_request import (
+from kafka_zk_operator.domain.reassignment.batches import make_batches
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.progress import ZnodeOwner
+from kafka_zk_operator.domain.reassignment.request import (
     Approval,
     ReassignmentRequest,
     parse_request,
     rule_of,
 )
-from kafka_zk_operator.domain.reassignment_resource import (
+from kafka_zk_operator.domain.reassignment.resource import (
     QueueRank,
     approved,
     refresh_requested,
     stop_requested,
 )
-from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
+from kafka_zk_operator.domain.reassignment.status import Phase, Why, timestamp
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service import plan_offload
 from kafka_zk_operator.service.reassignment import execution, offload, proposals, queueing, running

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kafka_zk_operator.domain import kafka_lines
-from kafka_zk_operator.domain.reassignment_progress import ZnodeOwner
-from kafka_zk_operator.domain.reassignment_resource import QueueRank, parse_resource, queue_rank
-from kafka_zk_operator.domain.reassignment_status import Phase, Why
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.reassignment.progress import ZnodeOwner
+from kafka_zk_operator.domain.reassignment.resource import QueueRank, parse_resource, queue_rank
+from kafka_zk_operator.domain.reassignment.status import Phase, Why
 from kafka_zk_operator.service.reassignment.state import ClusterOf, Run
 
 

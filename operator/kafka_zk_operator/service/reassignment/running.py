@@ -9,14 +9,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.reassignment_batches import make_batches
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_progress import BatchProgress, ZnodeOwner
-from kafka_zk_operator.domain.reassignment_request import BatchLimits, parse_request
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource, stop_requested
-from kafka_zk_operator.domain.reassignment_status import Phase, Why, timestamp
-from kafka_zk_operator.domain.reassignment_status_record import Progress
-from kafka_zk_operator.domain.reassignment_validation import submission_problems, unregistered_targets
+from kafka_zk_operator.domain.reassignment.batches import make_batches
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.progress import BatchProgress, ZnodeOwner
+from kafka_zk_operator.domain.reassignment.request import BatchLimits, parse_request
+from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource, stop_requested
+from kafka_zk_operator.domain.reassignment.status import Phase, Why, timestamp
+from kafka_zk_operator.domain.reassignment.status_record import Progress
+from kafka_zk_operator.domain.reassignment.validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, queueing, throttles

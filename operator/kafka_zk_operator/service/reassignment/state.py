@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.k8s.spark_jobs import SparkJobs
-from kafka_zk_operator.domain.reassignment_resource import ReassignmentResource
-from kafka_zk_operator.domain.reassignment_status import Phase, Verdict, Why, progress_text, verdict_fields
-from kafka_zk_operator.domain.reassignment_status_record import OWNED_KEYS, Progress, ReassignmentStatus
+from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource
+from kafka_zk_operator.domain.reassignment.status import Phase, Verdict, Why, progress_text, verdict_fields
+from kafka_zk_operator.domain.reassignment.status_record import OWNED_KEYS, Progress, ReassignmentStatus
 from kafka_zk_operator.service.backend import ReassignmentBackend
 from kafka_zk_operator.service.events import Event
 from kafka_zk_operator.service.reassignment import proposals

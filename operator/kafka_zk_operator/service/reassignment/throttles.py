@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from kafka_zk_operator.domain import errors, kafka_lines
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_throttles import (
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.throttles import (
     CLEARED_FIELDS,
     ThrottleRecord,
     record_fields,

@@ -1,10 +1,10 @@
 """The placement engine's side of the computed modes.
 
 A thin bridge to the placement engine (:mod:`kafka_zk_operator.domain.placement`): the
-:class:`~kafka_zk_operator.domain.reassignment_plan.ClusterView` becomes the engine's arrays, the
-mode's engine requests (its rule in ``domain.reassignment_request``: one, or a chain applied one
+:class:`~kafka_zk_operator.domain.reassignment.plan.ClusterView` becomes the engine's arrays, the
+mode's engine requests (its rule in ``domain.reassignment.request``: one, or a chain applied one
 after the other) run on them, and the changed rows come back as
-:class:`~kafka_zk_operator.domain.reassignment_plan.PartitionMove` values with the engine's lower
+:class:`~kafka_zk_operator.domain.reassignment.plan.PartitionMove` values with the engine's lower
 bound M_LB and its optimality verdict.
 
 Pure (numpy through the engine); deterministic for a given cluster and request.
@@ -20,7 +20,7 @@ import numpy as np
 
 from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.model import Broker
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove, ReassignmentPlan
 
 
 def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:

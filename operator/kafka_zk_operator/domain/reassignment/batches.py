@@ -36,9 +36,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from kafka_zk_operator.domain import errors, znode_bounds
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
-from kafka_zk_operator.domain.reassignment_spec import BatchLimits
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import znode_bounds
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.spec import BatchLimits
 
 Batch = tuple[PartitionMove, ...]
 

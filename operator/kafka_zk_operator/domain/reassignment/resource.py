@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_zk_operator.domain.crd_identity import APPROVE_ANNOTATION, REFRESH_ANNOTATION, STOP_ANNOTATION
-from kafka_zk_operator.domain.reassignment_defaults import defaults_for, with_defaults
-from kafka_zk_operator.domain.reassignment_status import TERMINAL
-from kafka_zk_operator.domain.reassignment_status_record import ReassignmentStatus
+from kafka_zk_operator.domain.reassignment.defaults import defaults_for, with_defaults
+from kafka_zk_operator.domain.reassignment.status import TERMINAL
+from kafka_zk_operator.domain.reassignment.status_record import ReassignmentStatus
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def refresh_requested(resource: ReassignmentResource) -> bool:
 
 
 def approved(resource: ReassignmentResource, proposal_id: str | None) -> bool:
-    """``approval: Auto`` (given or by default, :mod:`.reassignment_defaults`), or the approve
+    """``approval: Auto`` (given or by default, :mod:`kafka_zk_operator.domain.reassignment.defaults`), or the approve
     annotation is ``"true"`` or names this proposal's id."""
     if with_defaults(resource.spec, defaults_for(resource.status))["approval"] == "Auto":
         return True

@@ -33,10 +33,14 @@ from typing import Any
 
 import yaml
 
-from kafka_zk_operator.domain import crd_identity, k8s_names, kafka_lines, topic_config, topic_names
-from kafka_zk_operator.domain.kafka_lines import ClusterLine
+from kafka_zk_operator.domain import crd_identity
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka import topic_names
+from kafka_zk_operator.domain.kafka.lines import ClusterLine
 from kafka_zk_operator.domain.model import TopicAssignment
-from kafka_zk_operator.domain.replica_views import ReassignmentView, Replicas, replicas_as_of
+from kafka_zk_operator.domain.reassignment.replica_views import ReassignmentView, Replicas, replicas_as_of
+from kafka_zk_operator.domain.topic import config as topic_config
+from kafka_zk_operator.domain.topic import k8s_names
 
 API_VERSION = crd_identity.API_VERSION
 KIND = crd_identity.KAFKA_TOPIC.kind

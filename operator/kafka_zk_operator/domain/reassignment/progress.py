@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment, TopicName
-from kafka_zk_operator.domain.reassignment_plan import PartitionMove
+from kafka_zk_operator.domain.reassignment.plan import PartitionMove
 from kafka_zk_operator.domain.wording import brokers_are
 
 Key = tuple[TopicName, PartitionId]

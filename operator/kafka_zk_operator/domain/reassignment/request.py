@@ -3,12 +3,12 @@
 :func:`parse_request` turns the resource's ``spec`` (already checked by the CRD's OpenAPI schema
 and CEL rules, but re-checked here because old CRD versions or hand-written bodies may slip
 through) into a :class:`ReassignmentRequest`: the fields every mode shares
-(``domain.reassignment_spec``), then what the mode's :class:`ModeRule` reads and requires.
+(``domain.reassignment.spec``), then what the mode's :class:`ModeRule` reads and requires.
 
 A :class:`ModeRule` holds all that is particular to a mode: the spec fields it reads and needs,
 how it is planned in-process, its requests to the placement engine (only engine modes have them,
 and only they may be offloaded to a Spark job), and whether its proposal is compared with the
-cluster before the start. Adding a mode is a member of :class:`~.modes.Mode`, a rule in :data:`MODES`,
+cluster before the start. Adding a mode is a member of :class:`~kafka_zk_operator.domain.modes.Mode`, a rule in :data:`MODES`,
 the CRD's enum and rules, and the docs; the service, the offload and the status read it from here.
 
 Pure: no I/O (the placement engine, with numpy, is loaded when an engine mode is planned).
@@ -23,32 +23,33 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafka_zk_operator.domain import errors, topic_names, topic_patterns
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import topic_names, topic_patterns
 from kafka_zk_operator.domain.model import BrokerId, TopicName
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_spec import ANY_LOG_DIR as ANY_LOG_DIR
-from kafka_zk_operator.domain.reassignment_spec import (
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment.spec import ANY_LOG_DIR as ANY_LOG_DIR
+from kafka_zk_operator.domain.reassignment.spec import (
     DEFAULT_MAX_MOVES_PER_BROKER as DEFAULT_MAX_MOVES_PER_BROKER,
 )
-from kafka_zk_operator.domain.reassignment_spec import DEFAULT_MAX_PARTITIONS as DEFAULT_MAX_PARTITIONS
-from kafka_zk_operator.domain.reassignment_spec import Approval as Approval
-from kafka_zk_operator.domain.reassignment_spec import BatchLimits as BatchLimits
-from kafka_zk_operator.domain.reassignment_spec import RackPolicy as RackPolicy
-from kafka_zk_operator.domain.reassignment_spec import RequestedPartition as RequestedPartition
-from kafka_zk_operator.domain.reassignment_spec import (
+from kafka_zk_operator.domain.reassignment.spec import DEFAULT_MAX_PARTITIONS as DEFAULT_MAX_PARTITIONS
+from kafka_zk_operator.domain.reassignment.spec import Approval as Approval
+from kafka_zk_operator.domain.reassignment.spec import BatchLimits as BatchLimits
+from kafka_zk_operator.domain.reassignment.spec import RackPolicy as RackPolicy
+from kafka_zk_operator.domain.reassignment.spec import RequestedPartition as RequestedPartition
+from kafka_zk_operator.domain.reassignment.spec import (
     enum_field,
     int_field,
     int_list_field,
     partition_list_field,
 )
-from kafka_zk_operator.domain.reassignment_spec import parse_reassignment_json as parse_reassignment_json
-from kafka_zk_operator.domain.reassignment_validation import plan_explicit
+from kafka_zk_operator.domain.reassignment.spec import parse_reassignment_json as parse_reassignment_json
+from kafka_zk_operator.domain.reassignment.validation import plan_explicit
 from kafka_zk_operator.domain.wording import brokers_are, listed
 
 if TYPE_CHECKING:
     from kafka_zk_operator.domain import placement
-    from kafka_zk_operator.domain.reassignment_computed import EngineInputs
+    from kafka_zk_operator.domain.reassignment.computed import EngineInputs
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,7 @@ def engine_inputs(request: ReassignmentRequest, cluster: ClusterView) -> EngineI
     rule = rule_of(request)
     if rule.engine_requests is None:
         return None
-    from kafka_zk_operator.domain.reassignment_computed import engine_inputs as inputs_for
+    from kafka_zk_operator.domain.reassignment.computed import engine_inputs as inputs_for
 
     requests = rule.engine_requests
     return inputs_for(cluster, lambda view: requests(request, view))
@@ -280,7 +281,7 @@ def plan_request(request: ReassignmentRequest, cluster: ClusterView) -> Reassign
         return rule.plan(request, cluster)
     inputs = engine_inputs(request, cluster)
     assert inputs is not None, f"mode {request.mode} has neither a planner nor engine requests"
-    from kafka_zk_operator.domain.reassignment_computed import plan_with_engine
+    from kafka_zk_operator.domain.reassignment.computed import plan_with_engine
 
     return plan_with_engine(inputs)
 

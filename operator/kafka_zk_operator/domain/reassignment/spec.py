@@ -7,7 +7,7 @@ partition twice, no broker twice in a list, no empty list. ``log_dirs`` is accep
 every entry is ``"any"`` (what ``--generate`` prints); a real log directory asks for an
 intra-broker move, which ZooKeeper mode cannot do.
 
-The modes and the request itself are ``domain.reassignment_request``. Pure: no I/O. Every problem
+The modes and the request itself are ``domain.reassignment.request``. Pure: no I/O. Every problem
 raises :class:`~kafka_zk_operator.domain.errors.InvalidSpec` with a sentence naming the field.
 """
 

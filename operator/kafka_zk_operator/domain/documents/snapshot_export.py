@@ -1,5 +1,5 @@
 """Build and render the cluster snapshot that ``kzo snapshot`` writes: the document the
-placement engine's ``domain.snapshot.parse_snapshot`` loads::
+placement engine's ``domain.documents.snapshot.parse_snapshot`` loads::
 
     {"brokers": {"<id>": {"rack": "<rack or null>"}},
      "topics": {"<name>": {"partitions": {"<p>": [<broker ids>]}}}}
@@ -10,7 +10,7 @@ placement engine's ``domain.snapshot.parse_snapshot`` loads::
   to be listed.
 * Topics carry one replica list per partition, the preferred leader first, and optionally
   ``"sizes": {"<p>": <bytes>}``. A partition being reassigned is written as of
-  :class:`~kafka_zk_operator.domain.replica_views.ReassignmentView` (target by default) and the
+  :class:`~kafka_zk_operator.domain.reassignment.replica_views.ReassignmentView` (target by default) and the
   topic gets ``"reassigning": {"view": "target", "partitions": {"<p>": {"target": [...],
   "original": [...]}}}``, a key the loader ignores.
 * A topic Kafka could not serve as written (an empty or repeated replica list) is left out and
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
-from kafka_zk_operator.domain.replica_views import (
+from kafka_zk_operator.domain.reassignment.replica_views import (
     MovingPartition,
     ReassignmentView,
     Replicas,

@@ -19,7 +19,7 @@ escaped literals (the selection the operator builds from ``spec.topics`` or
 ``spec.replicationFactors``) is recognised without parsing and matched by set membership, so
 10,000 names never become a parse tree. Full match only (``re.fullmatch`` semantics).
 
-Used by ``domain.reassignment_request`` (the spec's ``topicsRegex``) and
+Used by ``domain.reassignment.request`` (the spec's ``topicsRegex``) and
 ``domain.placement.setup`` (every topic selection of a plan). Pure: no I/O.
 """
 

@@ -26,7 +26,7 @@ from typing import Any
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import REFRESH_ANNOTATION
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, TopicName
-from kafka_zk_operator.domain.reassignment_spec import BatchLimits
+from kafka_zk_operator.domain.reassignment.spec import BatchLimits
 
 
 @dataclass(frozen=True)

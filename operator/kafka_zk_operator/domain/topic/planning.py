@@ -1,7 +1,7 @@
 """Topic planning: what to write to ZooKeeper so a Kafka topic matches its KafkaTopic spec.
 
 :func:`plan_topic` compares the desired topic (from the custom resource) with what ZooKeeper
-holds and returns a :class:`TopicPlan` (these values live in ``domain.topic_plan``): the ordered
+holds and returns a :class:`TopicPlan` (these values live in ``domain.topic.plan``): the ordered
 writes to make (create the topic, write its config, add partitions) plus warnings and drift sentences for the status. It raises a domain error
 for requests that cannot or must not be carried out. Called by the topic reconciler on every
 create, update, resume and resync (observe → plan → apply → report); a resync of an in-sync topic
@@ -22,21 +22,24 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping, Sequence
 
-from kafka_zk_operator.domain import assignment as kafka_assignment
-from kafka_zk_operator.domain import errors, kafka_lines, topic_config, topic_names, znode_bounds
-from kafka_zk_operator.domain.kafka_lines import ClusterLine
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import assignment as kafka_assignment
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka import topic_names, znode_bounds
+from kafka_zk_operator.domain.kafka.lines import ClusterLine
 from kafka_zk_operator.domain.model import Broker, BrokerId, PartitionId, TopicAssignment
-from kafka_zk_operator.domain.topic_plan import AlterTopicConfig as AlterTopicConfig
-from kafka_zk_operator.domain.topic_plan import CreateTopic as CreateTopic
-from kafka_zk_operator.domain.topic_plan import DesiredTopic as DesiredTopic
-from kafka_zk_operator.domain.topic_plan import DriftPolicy as DriftPolicy
-from kafka_zk_operator.domain.topic_plan import GrowPartitions as GrowPartitions
-from kafka_zk_operator.domain.topic_plan import ObservedTopic as ObservedTopic
-from kafka_zk_operator.domain.topic_plan import Placer as Placer
-from kafka_zk_operator.domain.topic_plan import PlanKind as PlanKind
-from kafka_zk_operator.domain.topic_plan import ReplicaMap as ReplicaMap
-from kafka_zk_operator.domain.topic_plan import TopicAction as TopicAction
-from kafka_zk_operator.domain.topic_plan import TopicPlan as TopicPlan
+from kafka_zk_operator.domain.topic import config as topic_config
+from kafka_zk_operator.domain.topic.plan import AlterTopicConfig as AlterTopicConfig
+from kafka_zk_operator.domain.topic.plan import CreateTopic as CreateTopic
+from kafka_zk_operator.domain.topic.plan import DesiredTopic as DesiredTopic
+from kafka_zk_operator.domain.topic.plan import DriftPolicy as DriftPolicy
+from kafka_zk_operator.domain.topic.plan import GrowPartitions as GrowPartitions
+from kafka_zk_operator.domain.topic.plan import ObservedTopic as ObservedTopic
+from kafka_zk_operator.domain.topic.plan import Placer as Placer
+from kafka_zk_operator.domain.topic.plan import PlanKind as PlanKind
+from kafka_zk_operator.domain.topic.plan import ReplicaMap as ReplicaMap
+from kafka_zk_operator.domain.topic.plan import TopicAction as TopicAction
+from kafka_zk_operator.domain.topic.plan import TopicPlan as TopicPlan
 
 #: Partitions listed by name in one drift sentence; the rest are counted.
 MAX_PARTITIONS_NAMED = 10

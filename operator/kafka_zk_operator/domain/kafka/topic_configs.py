@@ -2,7 +2,7 @@
 once from ``kafka_topic_configs.json`` (generated from each line's own ``LogConfig`` by
 ``scripts/generate-topic-config-table.py``), and how a string value parses (``ConfigDef.parseType``).
 
-``domain.topic_config`` validates configs with these; nothing here decides whether a whole config
+``domain.topic.config`` validates configs with these; nothing here decides whether a whole config
 is acceptable. Pure: no I/O but reading the package's own table once.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from kafka_zk_operator.domain import kafka_lines
-from kafka_zk_operator.domain.kafka_lines import KafkaLine
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka.lines import KafkaLine
 
 ParsedValue = bool | int | float | str | list[str]
 
@@ -231,7 +231,7 @@ def _validator_fields(name: str, validator: Mapping[str, Any]) -> dict[str, Any]
         return {"check": _gzip_level}
     if kind == "none":
         return {}
-    raise ValueError(f"{TABLE_FILE}: {name} has a validator of unknown kind {kind!r}; map it in topic_config_keys")
+    raise ValueError(f"{TABLE_FILE}: {name} has a validator of unknown kind {kind!r}; map it in domain.kafka.topic_configs")
 
 
 def _bound(value: object) -> int | float | None:

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import BrokerId
-from kafka_zk_operator.domain.reassignment_plan import ClusterView, PartitionMove, ReassignmentPlan
-from kafka_zk_operator.domain.reassignment_spec import RackPolicy, RequestedPartition
+from kafka_zk_operator.domain.reassignment.plan import ClusterView, PartitionMove, ReassignmentPlan
+from kafka_zk_operator.domain.reassignment.spec import RackPolicy, RequestedPartition
 
 MAX_PROBLEMS_SHOWN = 20
 

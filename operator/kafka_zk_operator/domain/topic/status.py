@@ -8,7 +8,7 @@ for an error that a retry cannot fix, ``Reconciling`` for one the operator retri
 written only while ``True``: see :func:`kstatus_conditions`); a ``Warning`` condition from planning
 warnings;
 live partition health (leader, ISR, under-replicated, offline, under min ISR) from the observed
-topic (:class:`~kafka_zk_operator.domain.topic_plan.ObservedTopic`: its state znodes and its own
+topic (:class:`~kafka_zk_operator.domain.topic.plan.ObservedTopic`: its state znodes and its own
 ``min.insync.replicas``) and the live broker ids; and ``drift``. ``lastTransitionTime`` of a
 condition changes only when its status flips. Watch-driven refreshes build only the partition
 fields, with :func:`partition_fields`.
@@ -31,7 +31,7 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
 from kafka_zk_operator.domain.model import BrokerId
 from kafka_zk_operator.domain.timestamps import format_timestamp, parse_timestamp
-from kafka_zk_operator.domain.topic_plan import ObservedTopic
+from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
 #: Per-partition entries kept in ``status.partitionStates`` (the CRD's maxItems).
 MAX_PARTITION_STATES = 1000

@@ -15,9 +15,9 @@ from typing import Any
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import KAFKA_TOPIC, MANAGED_ANNOTATION, PAUSED_ANNOTATION
-from kafka_zk_operator.domain.topic_placement import Placement
-from kafka_zk_operator.domain.topic_plan import DesiredTopic
-from kafka_zk_operator.domain.topic_status import ReconcileMode
+from kafka_zk_operator.domain.topic.new_partitions import Placement
+from kafka_zk_operator.domain.topic.plan import DesiredTopic
+from kafka_zk_operator.domain.topic.status import ReconcileMode
 
 PLURAL = KAFKA_TOPIC.plural
 KIND = KAFKA_TOPIC.kind

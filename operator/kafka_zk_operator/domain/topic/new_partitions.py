@@ -1,7 +1,7 @@
 """Where a KafkaTopic's new partitions go: Kafka's own placement, or balanced over the whole cluster.
 
 ``spec.placement: Kafka`` (the default) is exactly what ``kafka-topics --create`` and
-``--alter --partitions`` do (:mod:`kafka_zk_operator.domain.assignment`): each topic is laid out
+``--alter --partitions`` do (:mod:`kafka_zk_operator.domain.kafka.assignment`): each topic is laid out
 round robin from a random start, blind to every other topic, so many small topics pile up
 unevenly over the brokers. ``spec.placement: Balanced`` asks the placement engine's load-aware
 placement (:func:`kafka_zk_operator.domain.placement.place_new_partitions`) instead: the new
@@ -9,7 +9,7 @@ replicas go to the least-loaded brokers given every topic in the cluster, while 
 stays spread (no broker holds much more than its share of the topic) and rack-diverse, and
 preferred leaders are balanced cluster-wide. Existing partitions never move.
 
-The load view is a :class:`~kafka_zk_operator.domain.reassignment_plan.ClusterView` (live brokers
+The load view is a :class:`~kafka_zk_operator.domain.reassignment.plan.ClusterView` (live brokers
 and every topic's replicas). Replicas on brokers that are not registered do not count as load
 (those brokers cannot receive anything either); topics queued for deletion do not count. When the
 topic being grown has replicas on unregistered brokers the engine cannot reason about its spread,
@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 
 from kafka_zk_operator.domain import errors, placement
 from kafka_zk_operator.domain.model import BrokerId, PartitionId
-from kafka_zk_operator.domain.reassignment_computed import cluster_arrays
-from kafka_zk_operator.domain.reassignment_plan import ClusterView
+from kafka_zk_operator.domain.reassignment.computed import cluster_arrays
+from kafka_zk_operator.domain.reassignment.plan import ClusterView
 
 
 class Placement(enum.Enum):

@@ -10,9 +10,9 @@ encoded only to be refused at the write: hundreds of MiB for nothing). docs/reli
 The same limit holds for a PartitionReassignment's batch: its ``/admin/reassign_partitions``
 znode and the ``/admin/preferred_replica_election`` after it list every partition of the batch, so
 :func:`admin_znode_bytes` gives their exact compact-JSON length and
-``domain.reassignment_batches.check_batches_fit`` refuses a plan with a batch that could never be
+``domain.reassignment.batches.check_batches_fit`` refuses a plan with a batch that could never be
 written, when the proposal is made (not at batch 7 of a running move).
-Used by ``domain.topic_planning``, ``domain.reassignment_batches`` and by
+Used by ``domain.topic.planning``, ``domain.reassignment.batches`` and by
 ``adapters.zk.store_base`` (the check of the real request).
 """
 

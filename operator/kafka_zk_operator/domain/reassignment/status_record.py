@@ -5,7 +5,7 @@
 The service changes it with :func:`dataclasses.replace` (through ``Run.update``) and never handles
 the raw dictionary. Two fields stay documents of their own, read through typed accessors:
 ``proposal`` (the summary shown to the reviewer, see ``service.reassignment.proposals``) and
-``throttle`` (the write-ahead throttle record, :func:`~.reassignment_throttles.record_from_fields`).
+``throttle`` (the write-ahead throttle record, :func:`~kafka_zk_operator.domain.reassignment.throttles.record_from_fields`).
 
 Reading is lenient: a status written by an older operator, or edited by hand, parses into what
 can be understood (a malformed value reads as absent) so that the reconcile can go on and the
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kafka_zk_operator.domain.reassignment_spec import BatchLimits
-from kafka_zk_operator.domain.reassignment_status import Phase, estimated_completion, timestamp
-from kafka_zk_operator.domain.reassignment_throttles import ThrottleRecord, record_from_fields
+from kafka_zk_operator.domain.reassignment.spec import BatchLimits
+from kafka_zk_operator.domain.reassignment.status import Phase, estimated_completion, timestamp
+from kafka_zk_operator.domain.reassignment.throttles import ThrottleRecord, record_from_fields
 from kafka_zk_operator.domain.timestamps import parse_timestamp
 
 
@@ -176,7 +176,7 @@ class ReassignmentStatus:
     progress: Progress = field(default_factory=Progress)
     progress_text: str | None = None
     throttle: Mapping[str, Any] | None = None
-    #: What applies where the spec leaves approval/throttle out (domain/reassignment_defaults.py).
+    #: What applies where the spec leaves approval/throttle out (domain/reassignment/defaults.py).
     defaults: Mapping[str, Any] | None = None
 
     @classmethod

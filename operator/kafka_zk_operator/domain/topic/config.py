@@ -5,11 +5,11 @@ builds every topic's ``LogConfig`` from that znode when it starts: a value its o
 accept (``compression.type=zstd`` before 2.1, a ``message.format.version`` it does not know,
 ``cleanup.policy=compact,delete`` on 0.10.0) stops it from coming back (reference §5.3, §13 rule 7).
 So the operator validates every config by the rules of the cluster's line
-(``domain.kafka_lines``) before writing. Callers: topic planning (validates ``spec.config``;
+(``domain.kafka.lines``) before writing. Callers: topic planning (validates ``spec.config``;
 compares configs without :data:`OPERATOR_OWNED_KEYS`), the reassignment throttle writer (owns the
 throttle keys), ``kzo import``.
 
-Keys, types, defaults and validators (``domain.topic_config_keys``) come from ``kafka_topic_configs.json``, generated from each
+Keys, types, defaults and validators (``domain.kafka.topic_configs``) come from ``kafka_topic_configs.json``, generated from each
 line's own ``LogConfig`` classes by ``scripts/generate-topic-config-table.py`` and compared with
 the real JVM validation by ``tests/integration/test_topic_config_table.py``. Parsing follows
 ``ConfigDef.parseType``: values are trimmed; booleans are ``true``/``false`` in any case; lists
@@ -35,9 +35,10 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_zk_operator.domain import errors, kafka_lines
-from kafka_zk_operator.domain.kafka_lines import ClusterLine, KafkaLine
-from kafka_zk_operator.domain.topic_config_keys import (
+from kafka_zk_operator.domain import errors
+from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka.lines import ClusterLine, KafkaLine
+from kafka_zk_operator.domain.kafka.topic_configs import (
     ALL_KEYS,
     KEYS_BY_LINE,
     LONG_MAX,
@@ -45,12 +46,12 @@ from kafka_zk_operator.domain.topic_config_keys import (
     ParseError,
     parse_value,
 )
-from kafka_zk_operator.domain.topic_config_keys import BROKER_NAME_TO_TOPIC_KEY as BROKER_NAME_TO_TOPIC_KEY
-from kafka_zk_operator.domain.topic_config_keys import TABLE_FILE as TABLE_FILE
-from kafka_zk_operator.domain.topic_config_keys import TOPIC_CONFIG_KEYS as TOPIC_CONFIG_KEYS
-from kafka_zk_operator.domain.topic_config_keys import ConfigType as ConfigType
-from kafka_zk_operator.domain.topic_config_keys import TopicConfigKey as TopicConfigKey
-from kafka_zk_operator.domain.topic_config_keys import keys_of as keys_of
+from kafka_zk_operator.domain.kafka.topic_configs import BROKER_NAME_TO_TOPIC_KEY as BROKER_NAME_TO_TOPIC_KEY
+from kafka_zk_operator.domain.kafka.topic_configs import TABLE_FILE as TABLE_FILE
+from kafka_zk_operator.domain.kafka.topic_configs import TOPIC_CONFIG_KEYS as TOPIC_CONFIG_KEYS
+from kafka_zk_operator.domain.kafka.topic_configs import ConfigType as ConfigType
+from kafka_zk_operator.domain.kafka.topic_configs import TopicConfigKey as TopicConfigKey
+from kafka_zk_operator.domain.kafka.topic_configs import keys_of as keys_of
 
 LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"

@@ -1,8 +1,8 @@
 """The values of topic planning: the topic a KafkaTopic asks for, what ZooKeeper holds for it, and
-the plan of writes (``domain.topic_planning.plan_topic`` makes it, the topic service applies it).
+the plan of writes (``domain.topic.planning.plan_topic`` makes it, the topic service applies it).
 
 :class:`ObservedTopic` is the one observation of a topic: ``ZkStore.read_topic`` returns it, the
-planner plans against it, and ``domain.topic_status`` builds the status (and the watch-driven
+planner plans against it, and ``domain.topic.status`` builds the status (and the watch-driven
 partition health) from it."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.model import BrokerId, PartitionId, PartitionState, TopicAssignment
-from kafka_zk_operator.domain.topic_placement import Placement
+from kafka_zk_operator.domain.topic.new_partitions import Placement
 
 ReplicaMap = Mapping[PartitionId, tuple[BrokerId, ...]]
 #: (existing partitions, wanted partition count, replication factor) -> replica lists for the new
-#: partitions, or ``None`` to fall back to Kafka's placement (see ``domain.topic_placement``).
+#: partitions, or ``None`` to fall back to Kafka's placement (see ``domain.topic.new_partitions``).
 Placer = Callable[
     [Mapping[PartitionId, Sequence[BrokerId]], int, int], dict[PartitionId, tuple[BrokerId, ...]] | None
 ]

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_zk_operator.domain.modes import Mode
-from kafka_zk_operator.domain.reassignment_spec import Approval
+from kafka_zk_operator.domain.reassignment.spec import Approval
 
 #: The modes whose moves the operator computes: without ``spec.approval`` they wait for a person.
 COMPUTED_MODES = frozenset(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kafka_zk_operator.domain.reassignment_progress import Stuck
+from kafka_zk_operator.domain.reassignment.progress import Stuck
 from kafka_zk_operator.domain.timestamps import format_timestamp
 
 READY = "Ready"
