@@ -46,7 +46,7 @@ from placement_bench import _print_table as print_table  # noqa: E402
 
 from kafka_zk_operator.domain.modes import Mode  # noqa: E402
 from kafka_zk_operator.domain.placement import Balance, PlanRequest, plan  # noqa: E402
-from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE  # noqa: E402
+from kafka_zk_operator.domain.placement.byte_targets import DEFAULT_BYTE_TOLERANCE  # noqa: E402
 
 BALANCES = (Balance.REPLICAS, Balance.BYTES, Balance.BOTH)
 

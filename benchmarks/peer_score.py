@@ -24,11 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "operator"))
 
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement import ClusterArrays, PlanRequest, broker_stage
-from kafka_zk_operator.domain.placement.byte_balance import (
-    DEFAULT_BYTE_TOLERANCE,
-    byte_targets,
-    bytes_lower_bound,
-)
+from kafka_zk_operator.domain.placement.byte_balance import bytes_lower_bound
+from kafka_zk_operator.domain.placement.byte_targets import DEFAULT_BYTE_TOLERANCE, byte_targets
 from kafka_zk_operator.domain.placement.leaders import balance_leaders
 from kafka_zk_operator.domain.placement.planner import count_moves_mask
 from kafka_zk_operator.domain.placement.report import broker_bytes, build_report

@@ -48,7 +48,7 @@ from kafka_zk_operator.domain.placement import (
     PlanRequest,
     plan,
 )
-from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
+from kafka_zk_operator.domain.placement.byte_targets import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.capacity import BrokerCapacity, check_capacity, parse_capacity
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.domain.placement.plan_types import Balance

@@ -42,7 +42,7 @@ from kafka_zk_operator.domain.placement import (
     broker_stage,
     finish_plan,
 )
-from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
+from kafka_zk_operator.domain.placement.byte_targets import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.liveness import check_down_brokers
 from kafka_zk_operator.spark.session import SparkUnavailable, local_session
 from kafka_zk_operator.spark.stage2 import run_stage2

@@ -5,7 +5,7 @@ GOALS (in priority order)
        rack limits kept (``racks``), removed brokers end empty, replicas still to be placed
        (UNPLACED slots of a replication-factor increase or rack repair) get a broker, rows that are
        not movable (excluded topics) never change.
-    2. Every eligible broker's bytes within ``target ± band`` (:func:`byte_targets`).
+    2. Every eligible broker's bytes within ``target ± band`` (:func:`~kafka_zk_operator.domain.placement.byte_targets.byte_targets`).
     3. Few bytes copied: the byte moves go from a broker above its band (or one that must empty)
        to one with room, each sized to what the two brokers need, so the plan stays close to
        :func:`bytes_lower_bound`.
@@ -15,12 +15,9 @@ GOALS (in priority order)
        targets inside the byte bands. A plan is an end state: a replica that moves twice while it
        is planned is still copied once.
 
-TARGETS
-    Bytes per broker are the sizes of the partitions it holds a replica of. A rack may hold at
-    most ``hi`` and at least ``lo`` replicas of each partition (``racks.rack_limits``), which bounds
-    the bytes a rack can end with; the rack levels are water-filled inside those bounds and each
-    rack's bytes are shared evenly by its brokers, never below the bytes a broker must keep (rows
-    that may not move). With equal racks and nothing pinned every target is the cluster mean.
+    The targets and the band are :mod:`~kafka_zk_operator.domain.placement.byte_targets`'s; the
+    replica bookkeeping and the legal moves are
+    :mod:`~kafka_zk_operator.domain.placement.byte_moves`'s.
 
 ALGORITHM
     Greedy, one replica per step: the broker furthest above its band gives to the one with the
@@ -33,43 +30,19 @@ ALGORITHM
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from kafka_zk_operator.domain.placement.arrays import BoolArray, IntArray
-from kafka_zk_operator.domain.placement.racks import rack_limits
+from kafka_zk_operator.domain.placement.byte_moves import ByteMover, Candidates
+from kafka_zk_operator.domain.placement.byte_targets import ByteTargets, FloatArray
 from kafka_zk_operator.domain.placement.report import broker_bytes
 from kafka_zk_operator.domain.placement.state import BrokerContext, WorkingState
-
-FloatArray = npt.NDArray[np.float64]
-
-#: Default half-width of the byte band, as a fraction of the mean bytes per eligible broker.
-DEFAULT_BYTE_TOLERANCE = 0.02
-
-#: Replicas of one broker looked at per attempt before another broker is tried.
-_SCAN_LIMIT = 64
 
 #: At most this many replicas of typical size move between one pair of brokers per step (when
 #: counts as well as bytes call for many); each is at most the pair's bytes over their count.
 _BATCH = 32
-
-
-@dataclass(frozen=True, eq=False)
-class ByteTargets:
-    """Per-broker byte targets (``(N,)``, 0 for brokers that are not eligible), the mean over the
-    eligible brokers, the band half-width in bytes, the brokers whose target is above the mean's
-    band (rack limits or bytes they must keep hold them there), and the bytes that fit no broker's
-    capacity (``short``, 0 without capacities or when everything fits)."""
-
-    target: FloatArray
-    mean: float
-    band: float
-    pinned: BoolArray
-    short: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,80 +53,6 @@ class ByteBalance:
     moves: int
     givers_left: IntArray
     takers_left: IntArray
-
-
-def byte_targets(
-    replicas: IntArray,
-    *,
-    sizes: IntArray,
-    movable: BoolArray,
-    rf_new: IntArray,
-    ctx: BrokerContext,
-    tolerance: float,
-    capacity: FloatArray | None = None,
-) -> ByteTargets:
-    """Targets as the module docstring says, for the rows after the replication-factor pre-steps;
-    ``capacity`` (``(N,)`` bytes, ``inf`` for none) caps each broker's target."""
-    n, k = ctx.n_brokers, ctx.n_racks
-    eligible = ctx.eligible
-    rack = np.minimum(ctx.rack_ext[:n], k - 1)
-    fixed = broker_bytes(replicas[~movable], sizes[~movable], n + 1)[:n].astype(np.float64)
-    fixed = np.where(eligible, fixed, 0.0)
-    ceiling = np.full(n, np.inf) if capacity is None else capacity.astype(np.float64)
-    ceiling = np.where(eligible, np.maximum(ceiling, fixed), 0.0)  # bytes that may not move stay
-    size_m = sizes[movable].astype(np.float64)
-    lo_row, hi_row = rack_limits(rf_new[movable], k)
-    total = float(fixed.sum() + (size_m * rf_new[movable]).sum())
-    fixed_rack = np.bincount(rack[eligible], weights=fixed[eligible], minlength=k)
-    rack_lo = fixed_rack + float((size_m * lo_row).sum())
-    rack_hi = fixed_rack + np.array(
-        [float((size_m * np.minimum(hi_row, ctx.rack_sizes[r])).sum()) for r in range(k)]
-    )
-
-    def rack_totals(x: float) -> FloatArray:
-        per_rack = np.bincount(rack[eligible], weights=_fill(x, fixed, ceiling)[eligible], minlength=k)
-        out: FloatArray = np.clip(per_rack, rack_lo, np.maximum(rack_lo, rack_hi))
-        return out
-
-    rack_total = rack_totals(_level(lambda x: float(rack_totals(x).sum()), total))
-    target = np.zeros(n, dtype=np.float64)
-    for r in range(k):
-        members = eligible & (rack == r)
-        floor, ceil = fixed[members], ceiling[members]
-        mu = _level(functools.partial(_filled, floor=floor, ceiling=ceil), float(rack_total[r]))
-        target[members] = _fill(mu, floor, ceil)
-    mean = total / max(1, int(eligible.sum()))
-    pinned = eligible & (target > mean * (1.0 + tolerance))
-    short = 0.0 if capacity is None else max(0.0, total - float(target.sum()))
-    if short <= max(1.0, 1e-9 * total):  # float rounding of the water level, not a shortfall
-        short = 0.0
-    return ByteTargets(target=target, mean=mean, band=mean * tolerance, pinned=pinned, short=short)
-
-
-def _filled(level: float, *, floor: FloatArray, ceiling: FloatArray) -> float:
-    """Bytes held by brokers filled to ``level`` (:func:`_fill`), summed."""
-    return float(_fill(level, floor, ceiling).sum())
-
-
-def _fill(level: float, floor: FloatArray, ceiling: FloatArray) -> FloatArray:
-    """Each broker's bytes when filled to ``level``, never below its floor nor above its ceiling."""
-    out: FloatArray = np.minimum(np.maximum(level, floor), ceiling)
-    return out
-
-
-def _level(total_at: Callable[[float], float], goal: float) -> float:
-    """The smallest ``x >= 0`` where the non-decreasing ``total_at(x)`` reaches ``goal`` (bisection;
-    where it never does, a level above every ceiling)."""
-    lo, hi = 0.0, max(1.0, goal)
-    while total_at(hi) < goal and hi < 1e30:
-        hi *= 2.0
-    for _ in range(100):
-        mid = (lo + hi) / 2.0
-        if total_at(mid) < goal:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def bytes_lower_bound(
@@ -182,49 +81,6 @@ def bytes_lower_bound(
     return max(0, int(max(over, under)))
 
 
-class _Candidates:
-    """The movable replicas of each broker sorted by size, with 'still here' bookkeeping: a moved
-    replica's entry in ``gone`` leads (through path-halving) to the nearest one below it."""
-
-    def __init__(self, rep: IntArray, movable: BoolArray, sizes: IntArray, width: int) -> None:
-        rows, slots = np.nonzero(movable[:, None] & (rep >= 0))
-        owner = rep[rows, slots]
-        small = np.int16 if width < np.iinfo(np.int16).max else np.int64
-        order = np.argsort(owner.astype(small), kind="stable")  # radix sort; rows stay in order
-        self.row = rows[order]
-        self.slot = slots[order]
-        self.size = sizes[self.row]
-        self.start: list[int] = np.searchsorted(owner[order], np.arange(width + 1), side="left").tolist()
-        self.gone: dict[int, int] = {}
-        self.left_alive: IntArray = np.diff(np.array(self.start, dtype=np.int64)).astype(np.int64)
-        self.sorted = np.zeros(width, dtype=np.bool_)
-
-    def segment(self, broker: int) -> tuple[int, int]:
-        """The broker's replicas, sorted by size (ties in row order) the first time it is asked."""
-        start, end = self.start[broker], self.start[broker + 1]
-        if not self.sorted[broker]:
-            by_size = np.argsort(self.size[start:end], kind="stable") + start
-            self.row[start:end] = self.row[by_size]
-            self.slot[start:end] = self.slot[by_size]
-            self.size[start:end] = self.size[by_size]
-            self.sorted[broker] = True
-        return start, end
-
-    def alive_at_or_below(self, i: int) -> int:
-        """The largest index ``<= i`` still here (``-1`` and below: none)."""
-        gone = self.gone
-        while i in gone:
-            nxt = gone[i]
-            if nxt in gone:
-                nxt = gone[i] = gone[nxt]
-            i = nxt
-        return i
-
-    def take(self, index: int, broker: int) -> None:
-        self.gone[index] = index - 1
-        self.left_alive[broker] -= 1
-
-
 def balance_bytes(
     replicas: IntArray,
     *,
@@ -243,14 +99,14 @@ def balance_bytes(
     held = broker_bytes(state.rep, sizes, width).astype(np.float64)
     count = np.bincount(np.where(state.rep >= 0, state.rep, width).ravel(), minlength=width + 1)[:width]
     count = count.astype(np.int64)
-    cand = _Candidates(state.rep, movable, sizes, width)
+    cand = Candidates(state.rep, movable, sizes, width)
     eligible = np.r_[ctx.eligible, False]
     target = np.r_[targets.target, 0.0]
     limit = np.r_[np.full(n, np.inf) if capacity is None else capacity, 0.0]
     ctarget = np.r_[count_target, 0].astype(np.int64)
     band = targets.band
     rack = ctx.rack_ext
-    mover = _Mover(state, cand, sizes, held, count)
+    mover = ByteMover(state, cand, sizes, held, count)
     crossing = _may_cross(state, movable, ctx)
     stuck_giver = np.zeros(width, dtype=np.bool_)
     stuck_taker = np.zeros(width, dtype=np.bool_)
@@ -312,7 +168,7 @@ def balance_bytes(
     not_emptied = ~eligible & (cand.left_alive > 0)
     # The count pass may move replicas this plan placed too (a broker that was empty holds only
     # those): a plan is an end state, so a replica moved twice is still copied once.
-    again = _Mover(state, _Candidates(state.rep, movable, sizes, width), sizes, held, count)
+    again = ByteMover(state, Candidates(state.rep, movable, sizes, width), sizes, held, count)
     _even_counts(again, eligible, target, limit, ctarget, band, rack, ctx.n_racks, crossing)
     final = held - target
     slack = band * 1.001  # a broker on the edge of its band is in it
@@ -340,9 +196,9 @@ def swap_bytes(
     width = n + 1
     state = WorkingState(replicas, ctx)
     held = broker_bytes(state.rep, sizes, width).astype(np.float64)
-    count = np.zeros(width, dtype=np.int64)  # unchanged by swaps; _Mover keeps it in step anyway
-    cand = _Candidates(state.rep, movable, sizes, width)
-    mover = _Mover(state, cand, sizes, held, count)
+    count = np.zeros(width, dtype=np.int64)  # unchanged by swaps; ByteMover keeps it in step anyway
+    cand = Candidates(state.rep, movable, sizes, width)
+    mover = ByteMover(state, cand, sizes, held, count)
     eligible = np.r_[ctx.eligible, False]
     target = np.r_[targets.target, 0.0]
     limit = np.r_[np.full(n, np.inf) if capacity is None else capacity, 0.0]
@@ -380,7 +236,7 @@ def swap_bytes(
 
 
 def _even_counts(
-    mover: _Mover,
+    mover: ByteMover,
     eligible: BoolArray,
     target: FloatArray,
     limit: FloatArray,
@@ -447,176 +303,3 @@ def _may_cross(state: WorkingState, movable: BoolArray, ctx: BrokerContext) -> b
     odd = (rf != ctx.n_racks) | (state.hi[rows] > 1).any(axis=1)
     off_rack = ctx.rack_ext[np.where(state.rep[rows] >= 0, state.rep[rows], ctx.unplaced)] >= ctx.n_racks
     return bool(odd.any() or (off_rack & (state.rep[rows] >= 0)).any())
-
-
-class _Mover:
-    """Finds legal replicas of about the asked size on a giver and moves them to a taker."""
-
-    def __init__(
-        self, state: WorkingState, cand: _Candidates, sizes: IntArray, held: FloatArray, count: IntArray
-    ) -> None:
-        self.state = state
-        self.cand = cand
-        self.sizes = sizes
-        self.held = held
-        self.count = count
-        self.moves = 0
-        self.rack_of: list[int] = state.ctx.rack_ext.tolist()
-        self.n_racks = state.ctx.n_racks
-        self.unplaced = state.ctx.unplaced
-
-    def move(self, g: int, t: int, x: float, cap: float, *, many: int = 1) -> bool:
-        """Move up to ``many`` of the largest legal replicas of ``g`` not above ``x`` to ``t`` (if
-        there is none, the smallest one not above ``cap``); ``False`` when ``t`` may take none."""
-        start, end = self.cand.segment(g)
-        if start == end:
-            return False
-        pos = int(np.searchsorted(self.cand.size[start:end], x, side="right")) + start - 1
-        picked = self._below(pos, start, g, t, many)
-        if not picked:
-            picked = self._above(pos + 1, end, g, t, cap)
-        if not picked:
-            return False
-        self._apply(picked, g, t)
-        return True
-
-    def swap(self, g: int, t: int, shift: float, room_t: float) -> bool:
-        """``t`` sends ``g`` one of its smallest legal replicas ``q`` and ``g`` sends ``t`` the largest
-        legal replica ``p`` with ``size(q) < size(p) <= size(q) + shift`` (and within ``t``'s
-        ``room_t``, net); ``False`` when no such pair is found among ``t``'s smallest few."""
-        t_start, t_end = self.cand.segment(t)
-        g_start, g_end = self.cand.segment(g)
-        cand = self.cand
-        i, tried = t_start, 0
-        while i < t_end and tried < 4:
-            if i in cand.gone or not self._legal(int(cand.row[i]), t, g):
-                i += 1
-                continue
-            tried += 1
-            small = float(cand.size[i])
-            bound = small + min(shift, room_t)
-            pos = int(np.searchsorted(cand.size[g_start:g_end], bound, side="right")) + g_start - 1
-            picked = self._below(pos, g_start, g, t, 1)
-            if picked and float(cand.size[picked[0]]) > small:
-                self._apply([i], t, g)
-                self._apply(picked, g, t)
-                return True
-            i += 1
-        return False
-
-    def trade(self, g: int, t: int, lowest: float, highest: float) -> bool:
-        """``g`` sends ``t`` its two smallest legal replicas and ``t`` sends back the smallest legal
-        replica that changes ``g``'s bytes by between ``lowest`` and ``highest``."""
-        cand = self.cand
-        g_start, g_end = cand.segment(g)
-        t_start, t_end = cand.segment(t)
-        pair: list[int] = []
-        i, looked = g_start, 0
-        while i < g_end and len(pair) < 2 and looked < _SCAN_LIMIT:
-            if i not in cand.gone:
-                if self._legal(int(cand.row[i]), g, t):
-                    pair.append(i)
-                looked += 1
-            i += 1
-        if len(pair) < 2:
-            return False
-        sent = float(cand.size[pair[0]] + cand.size[pair[1]])
-        low, high = sent + lowest, sent + highest
-        if high < 0:
-            return False
-        j = int(np.searchsorted(cand.size[t_start:t_end], max(0.0, low), side="left")) + t_start
-        looked = 0
-        while j < t_end and looked < _SCAN_LIMIT:
-            if j not in cand.gone:
-                if float(cand.size[j]) > high:
-                    return False
-                if self._legal(int(cand.row[j]), t, g):
-                    self._apply(pair, g, t)
-                    self._apply([j], t, g)
-                    return True
-                looked += 1
-            j += 1
-        return False
-
-    def move_smallest(self, g: int, t: int, many: int, cap: float) -> bool:
-        """Move up to ``many`` of the smallest legal replicas of ``g`` to ``t``, together at most
-        ``cap`` bytes; ``False`` when none fits."""
-        start, end = self.cand.segment(g)
-        cand = self.cand
-        picked: list[int] = []
-        total = 0.0
-        looked = 0
-        i = start
-        while i < end and len(picked) < many and looked < _SCAN_LIMIT + many:
-            if i not in cand.gone:
-                size = float(cand.size[i])
-                if total + size > cap:
-                    break
-                if self._legal(int(cand.row[i]), g, t):
-                    picked.append(i)
-                    total += size
-                looked += 1
-            i += 1
-        if not picked:
-            return False
-        self._apply(picked, g, t)
-        return True
-
-    def _below(self, pos: int, start: int, g: int, t: int, many: int) -> list[int]:
-        cand = self.cand
-        picked: list[int] = []
-        looked = 0
-        i = cand.alive_at_or_below(pos)
-        while i >= start and len(picked) < many and looked < _SCAN_LIMIT + many:
-            if self._legal(int(cand.row[i]), g, t):
-                picked.append(i)
-            looked += 1
-            i = cand.alive_at_or_below(i - 1)
-        return picked
-
-    def _above(self, i: int, end: int, g: int, t: int, cap: float) -> list[int]:
-        cand = self.cand
-        looked = 0
-        while i < end and looked < _SCAN_LIMIT:
-            if i not in cand.gone:
-                if cand.size[i] > cap:
-                    return []
-                if self._legal(int(cand.row[i]), g, t):
-                    return [i]
-                looked += 1
-            i += 1
-        return []
-
-    def _legal(self, row: int, g: int, t: int) -> bool:
-        st = self.state
-        members = st.rep[row].tolist()
-        if t in members:
-            return False
-        rs, rd = self.rack_of[g], self.rack_of[t]
-        if rs == rd:
-            return True
-        cnt = st.cnt[row].tolist()
-        if cnt[rd] >= int(st.hi[row, rd]):
-            return False
-        lo = int(st.lo[row])
-        if rs < self.n_racks and cnt[rs] - 1 < lo:
-            return False
-        if g == self.unplaced:
-            missing = sum(max(0, lo - c) for c in cnt)
-            pending = members.count(self.unplaced)
-            if cnt[rd] >= lo and missing > pending - 1:
-                return False
-        return True
-
-    def _apply(self, picked: list[int], g: int, t: int) -> None:
-        cand = self.cand
-        index = np.array(picked, dtype=np.int64)
-        self.state.apply(cand.row[index], cand.slot[index], np.full(len(picked), t, dtype=np.int64))
-        moved = float(cand.size[index].sum())
-        self.held[g] -= moved
-        self.held[t] += moved
-        self.count[g] -= len(picked)
-        self.count[t] += len(picked)
-        for i in picked:
-            cand.take(i, g)
-        self.moves += len(picked)

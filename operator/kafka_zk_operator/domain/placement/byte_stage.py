@@ -16,13 +16,8 @@ import numpy as np
 
 from kafka_zk_operator.domain.byte_sizes import format_size
 from kafka_zk_operator.domain.placement.arrays import BoolArray, ClusterArrays, IntArray
-from kafka_zk_operator.domain.placement.byte_balance import (
-    ByteTargets,
-    balance_bytes,
-    byte_targets,
-    bytes_lower_bound,
-    swap_bytes,
-)
+from kafka_zk_operator.domain.placement.byte_balance import balance_bytes, bytes_lower_bound, swap_bytes
+from kafka_zk_operator.domain.placement.byte_targets import ByteTargets, byte_targets
 from kafka_zk_operator.domain.placement.plan_types import PlanRequest
 from kafka_zk_operator.domain.placement.report import broker_bytes
 from kafka_zk_operator.domain.placement.setup import Setup

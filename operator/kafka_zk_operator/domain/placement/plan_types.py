@@ -10,7 +10,7 @@ import numpy as np
 
 from kafka_zk_operator.domain.modes import Mode
 from kafka_zk_operator.domain.placement.arrays import EMPTY, BoolArray, ClusterArrays, IntArray
-from kafka_zk_operator.domain.placement.byte_balance import DEFAULT_BYTE_TOLERANCE
+from kafka_zk_operator.domain.placement.byte_targets import DEFAULT_BYTE_TOLERANCE
 from kafka_zk_operator.domain.placement.report import PlanReport
 from kafka_zk_operator.domain.placement.targets import Targets
 
