@@ -75,9 +75,18 @@ _KAFKA_LINE_FILES = frozenset(
         "tests/e2e/test_kafkatopic_kafka_lines.py",
     }
 )
+#: Test files on the native KRaft cluster (``kraft_cluster``, kept for the whole session): one
+#: worker runs them all, so that it starts once per run.
+_KRAFT_FILES = frozenset(
+    {
+        "tests/integration/test_kraft_stack.py",
+        "tests/integration/test_admin_backend_kraft.py",
+        "tests/e2e/test_kraft_parity.py",
+    }
+)
 #: The order work is handed to ``make test``'s workers (pytest-xdist, ``--dist loadgroup``): the
 #: longest groups first, so that no worker is left with a long one at the end.
-_GROUP_ORDER = ("node", "kafka-lines", "faults", "e2e", "integration", "unit")
+_GROUP_ORDER = ("node", "kafka-lines", "kraft", "faults", "e2e", "integration", "unit")
 
 
 _TIERS = ("unit", "integration", "e2e", "faults", "node")
@@ -91,9 +100,12 @@ def _tier(path: str) -> str:
 def _group(path: str) -> str:
     """The work unit a test file belongs to when ``make test`` runs with workers: the real node's
     tests share one (one node per run), the Kafka lines' files another (a line's cluster starts
-    once per run); any other file is one of its own (its module fixtures start once)."""
+    once per run), the KRaft cluster's a third; any other file is one of its own (its module
+    fixtures start once)."""
     if _tier(path) == "node":
         return "node"
+    if path in _KRAFT_FILES:
+        return "kraft"
     return "kafka-lines" if path in _KAFKA_LINE_FILES else path
 
 
