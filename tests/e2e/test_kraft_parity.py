@@ -28,6 +28,7 @@ from tests.e2e.reassignment_helpers import (
     fill_slow,
     kafka_broker_throttles,
     kafka_topic_throttles,
+    reassignment,
     wait_phase,
 )
 from tests.integration.helpers import wait_for
@@ -226,3 +227,42 @@ def test_a_throttled_explicit_reassignment_completes_and_leaves_no_throttle(
     # The record is cleared (its rate stays, as what spec.throttle asked for), as on ZooKeeper.
     record = ((kprs.get(namespace, "kraft-explicit") or {}).get("status") or {}).get("throttle")
     assert record == {"applied": False, "rate": SLOW_RATE}
+
+
+def test_a_computed_rebalance_evens_out_a_skewed_topic_through_the_admin_api(
+    kprs: Resources, namespace: str, view: KafkaView, kraft_cluster: KRaftCluster, unique_topic: str
+) -> None:
+    create_topic(view, unique_topic, {p: [1, 2] if p % 2 == 0 else [2, 1] for p in range(6)})
+    kprs.create(
+        namespace, reassignment("kraft-rebalance", mode="Rebalance", approval="Auto", topics=[unique_topic])
+    )
+    body = wait_phase(kprs, namespace, "kraft-rebalance", "Completed", timeout=180)
+    proposal = body["status"]["proposal"]
+    assert proposal["moves"] == proposal["lowerBound"] > 0
+    after = describe_replicas(kraft_cluster.kafka_cli(TOPIC_COMMAND, "--describe", "--topic", unique_topic))
+    per_broker = {b: sum(b in r for r in after.values()) for b in (1, 2, 3)}
+    assert max(per_broker.values()) - min(per_broker.values()) <= 1, per_broker
+    racks = _racks(kraft_cluster)
+    assert all(len({racks[b] for b in r}) == len(r) for r in after.values())
+
+
+def test_demote_brokers_moves_leadership_off_a_broker_without_moving_data(
+    kprs: Resources, namespace: str, view: KafkaView, kraft_cluster: KRaftCluster, unique_topic: str
+) -> None:
+    create_topic(view, unique_topic, {0: [2, 1], 1: [2, 3], 2: [2, 1], 3: [1, 2]})
+    wait_for(
+        lambda: (
+            (d := view.describe(unique_topic)) and all(p["leader"] == p["replicas"][0] for p in d.values())
+        ),
+        what="the preferred leaders to lead",
+    )
+    kprs.create(namespace, reassignment("kraft-demote", mode="DemoteBrokers", approval="Auto", brokers=[2]))
+    body = wait_phase(kprs, namespace, "kraft-demote", "Completed", timeout=120)
+    assert body["status"]["proposal"]["moves"] == 0, "no replica changes broker"
+    cli = kraft_cluster.kafka_cli(TOPIC_COMMAND, "--describe", "--topic", unique_topic)
+    assert describe_replicas(cli) == {0: [1, 2], 1: [3, 2], 2: [1, 2], 3: [1, 2]}
+    wait_for(
+        lambda: (d := view.describe(unique_topic)) and all(p["leader"] != 2 for p in d.values()),
+        timeout=60,
+        what="Kafka to move every leader of the topic off broker 2 (ElectLeaders)",
+    )
