@@ -1,8 +1,10 @@
-"""The one place a kafka-python ``KafkaAdminClient`` is built (plaintext listeners, no SASL/TLS yet).
+"""The one place a kafka-python ``KafkaAdminClient`` is built, with the cluster's
+``kafkaSecurity`` (``config.kafka_security``: TLS, SASL PLAIN/SCRAM) as kafka-python's arguments.
 
 Used by ``brokers`` (``kzo check``), ``log_dirs`` (partition sizes) and ``admin_backend`` (the
 Admin API topic backend). A client that cannot bootstrap raises the caller's
-``ClusterUnavailable`` subclass naming the bootstrap servers, never kafka-python's own error.
+``ClusterUnavailable`` subclass naming the bootstrap servers (and, for a refused login or a failed
+TLS handshake, what to check), never kafka-python's own error.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors
 
 #: What kafka-python raises besides its own errors when a broker cannot be reached or the
@@ -52,16 +56,57 @@ def quiet(name: str) -> Iterator[None]:
         logger.setLevel(level)
 
 
+def security_arguments(security: KafkaClientSecurity) -> dict[str, Any]:
+    """kafka-python's client arguments for ``security`` (``security_protocol``, ``ssl_*``, ``sasl_*``)."""
+    arguments: dict[str, Any] = {"security_protocol": security.protocol}
+    if security.protocol in ("SSL", "SASL_SSL"):
+        arguments.update(
+            ssl_cafile=security.ca_file,
+            ssl_certfile=security.cert_file,
+            ssl_keyfile=security.key_file,
+            ssl_password=security.key_password,
+            ssl_check_hostname=security.verify_hostname,
+        )
+    if security.sasl_mechanism is not None:
+        arguments.update(
+            sasl_mechanism=security.sasl_mechanism,
+            sasl_plain_username=security.username,
+            sasl_plain_password=security.password,
+            sasl_kerberos_service_name=security.service,
+        )
+    return arguments
+
+
+def _refused(bootstrap: str, security: KafkaClientSecurity, exc: BaseException) -> str:
+    """Why no client could start on ``bootstrap``: one line, with what to check."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, kafka_errors().SaslAuthenticationFailedError):
+        return (
+            f"Kafka at {bootstrap} refused the operator's login ({security.summary}): {reason}; check "
+            "kafkaSecurity.sasl in the clusters file (the user, its password, the mechanism the listener enables)"
+        )
+    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
+        return (
+            f"the TLS handshake with Kafka at {bootstrap} failed ({security.summary}): {reason}; check "
+            "kafkaSecurity.tls.caFile (the CA of the brokers' certificates), that the certificates name "
+            "the bootstrap and advertised hosts (or verifyHostname), and that the port is a TLS listener"
+        )
+    login = f" ({security.summary})" if security != PLAINTEXT else ""
+    return f"cannot reach Kafka at {bootstrap}{login}: {reason}"
+
+
 def open_admin(
     bootstrap: str,
     *,
     client_id: str,
     timeout_s: float,
+    security: KafkaClientSecurity = PLAINTEXT,
     unavailable: type[errors.ClusterUnavailable] = errors.ClusterUnavailable,
 ) -> Any:
     """A started ``KafkaAdminClient`` on ``bootstrap``; the caller closes it.
 
-    ``timeout_s`` bounds every request and the first bootstrap (kafka-python's own default: 30 s).
+    ``timeout_s`` bounds every request and the first bootstrap (kafka-python's own default: 30 s);
+    ``security``: the cluster's ``kafkaSecurity`` (default plaintext).
 
     :raises ClusterUnavailable: (``unavailable``) kafka-python is missing or no broker answered.
     """
@@ -78,9 +123,10 @@ def open_admin(
                 client_id=client_id,
                 request_timeout_ms=int(timeout_s * 1000),
                 bootstrap_timeout_ms=int(timeout_s * 1000),
+                **security_arguments(security),
             )
         except failures() as exc:
-            raise unavailable(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+            raise unavailable(_refused(bootstrap, security, exc)) from None
 
 
 @contextlib.contextmanager
@@ -89,10 +135,13 @@ def admin_session(
     *,
     client_id: str,
     timeout_s: float,
+    security: KafkaClientSecurity = PLAINTEXT,
     unavailable: type[errors.ClusterUnavailable] = errors.ClusterUnavailable,
 ) -> Iterator[Any]:
     """:func:`open_admin` for one block, closed at its end, kafka-python's logging silenced."""
-    admin = open_admin(bootstrap, client_id=client_id, timeout_s=timeout_s, unavailable=unavailable)
+    admin = open_admin(
+        bootstrap, client_id=client_id, timeout_s=timeout_s, security=security, unavailable=unavailable
+    )
     try:
         with quiet("kafka"):
             yield admin
