@@ -6,6 +6,7 @@ listeners are in ``tests/integration/test_admin_security.py``.
 
 from __future__ import annotations
 
+import logging
 import ssl
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from kafka_zk_operator.adapters.kafka import admin_client
+from kafka_zk_operator.adapters.kafka import admin_client, admin_security
 from kafka_zk_operator.config import SettingsError, kafka_security_section, load
 from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.devstack.certs import CertificateAuthority
@@ -79,7 +80,7 @@ def _section(text: str) -> str:
 
 def test_without_the_section_the_connection_is_plaintext(tmp_path: Path) -> None:
     assert _load(tmp_path, CLUSTER) == PLAINTEXT
-    assert admin_client.security_arguments(PLAINTEXT) == {"security_protocol": "PLAINTEXT"}
+    assert admin_security.client_arguments(PLAINTEXT) == {"security_protocol": "PLAINTEXT"}
 
 
 def test_sasl_ssl_with_scram_and_mutual_tls_is_read(
@@ -110,7 +111,7 @@ sasl:
         username="kzo",
         password="s3cret",
     )
-    assert admin_client.security_arguments(security) == {
+    assert admin_security.client_arguments(security) == {
         "security_protocol": "SASL_SSL",
         "ssl_cafile": tls_files["ca"],
         "ssl_certfile": tls_files["cert"],
@@ -139,7 +140,7 @@ def test_without_protocol_it_follows_from_the_sections(
         text += f"sasl:\n  mechanism: PLAIN\n  username: kzo\n  passwordFile: {secrets['password']}\n"
     security = _load(tmp_path, CLUSTER + _section(text))
     assert security.protocol == protocol
-    arguments = admin_client.security_arguments(security)
+    arguments = admin_security.client_arguments(security)
     assert ("ssl_cafile" in arguments) is ("tls" in sections)
     assert ("sasl_mechanism" in arguments) is ("sasl" in sections)
 
@@ -268,7 +269,7 @@ def test_parse_names_the_section_it_is_given() -> None:
 
 
 def _refused(exc: BaseException, security: KafkaClientSecurity) -> str:
-    return admin_client._refused("kafka-0:9093", security, exc)
+    return admin_security.why_not_started("kafka-0:9093", security, exc)
 
 
 def test_a_refused_login_names_the_user_and_what_to_check() -> None:
@@ -293,3 +294,45 @@ def test_a_failed_handshake_says_what_to_check() -> None:
 
 def test_a_plaintext_failure_reads_as_before() -> None:
     assert _refused(OSError("refused"), PLAINTEXT) == "cannot reach Kafka at kafka-0:9093: refused"
+
+
+def test_the_cause_kafka_python_logged_while_retrying_is_named() -> None:
+    """kafka-python retries a refused login until its timeout and raises only "Unable to
+    bootstrap"; the SASL error it logged on the way is the one the message names."""
+    kafka_errors: Any = admin_client.kafka_errors()
+    security = KafkaClientSecurity(
+        protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN", username="kzo", password="x"
+    )
+    logger = logging.getLogger("kafka")
+    before = (logger.level, logger.propagate, list(logger.handlers))
+    with admin_security.recorded_failures("kafka") as seen:
+        logging.getLogger("kafka.net.manager").warning(
+            "Bootstrap connection to %s failed: %s (backoff %.2f secs)",
+            "bootstrap-0",
+            kafka_errors.SaslAuthenticationFailedError("invalid credentials"),
+            0.1,
+        )
+    timeout = kafka_errors.KafkaTimeoutError("Unable to bootstrap from kafka-0:9093")
+    message = admin_security.why_not_started("kafka-0:9093", security, timeout, seen)
+    assert message.startswith(
+        "Kafka at kafka-0:9093 refused the operator's login (SASL_PLAINTEXT PLAIN as 'kzo')"
+    )
+    assert "invalid credentials" in message
+    assert (logger.level, logger.propagate, list(logger.handlers)) == before
+
+
+def test_a_tls_error_kafka_python_wrapped_is_found() -> None:
+    kafka_errors: Any = admin_client.kafka_errors()
+    try:
+        try:
+            raise ssl.SSLCertVerificationError(
+                "certificate verify failed: unable to get local issuer certificate"
+            )
+        except ssl.SSLError as exc:
+            raise kafka_errors.KafkaConnectionError(f"Handshake failed: {exc}") from None
+    except kafka_errors.KafkaConnectionError as wrapped:
+        wrapped.__context__ = wrapped.__context__ or ssl.SSLCertVerificationError("verify failed")
+        message = admin_security.why_not_started(
+            "k:1", KafkaClientSecurity(protocol="SSL"), OSError("x"), [wrapped]
+        )
+    assert message.startswith("the TLS handshake with Kafka at k:1 failed (SSL): "), message

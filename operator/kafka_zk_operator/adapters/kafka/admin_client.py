@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
-import ssl
 from collections.abc import Iterator
 from typing import Any
 
+from kafka_zk_operator.adapters.kafka import admin_security
 from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors
 
@@ -56,45 +56,6 @@ def quiet(name: str) -> Iterator[None]:
         logger.setLevel(level)
 
 
-def security_arguments(security: KafkaClientSecurity) -> dict[str, Any]:
-    """kafka-python's client arguments for ``security`` (``security_protocol``, ``ssl_*``, ``sasl_*``)."""
-    arguments: dict[str, Any] = {"security_protocol": security.protocol}
-    if security.protocol in ("SSL", "SASL_SSL"):
-        arguments.update(
-            ssl_cafile=security.ca_file,
-            ssl_certfile=security.cert_file,
-            ssl_keyfile=security.key_file,
-            ssl_password=security.key_password,
-            ssl_check_hostname=security.verify_hostname,
-        )
-    if security.sasl_mechanism is not None:
-        arguments.update(
-            sasl_mechanism=security.sasl_mechanism,
-            sasl_plain_username=security.username,
-            sasl_plain_password=security.password,
-            sasl_kerberos_service_name=security.service,
-        )
-    return arguments
-
-
-def _refused(bootstrap: str, security: KafkaClientSecurity, exc: BaseException) -> str:
-    """Why no client could start on ``bootstrap``: one line, with what to check."""
-    reason = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, kafka_errors().SaslAuthenticationFailedError):
-        return (
-            f"Kafka at {bootstrap} refused the operator's login ({security.summary}): {reason}; check "
-            "kafkaSecurity.sasl in the clusters file (the user, its password, the mechanism the listener enables)"
-        )
-    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
-        return (
-            f"the TLS handshake with Kafka at {bootstrap} failed ({security.summary}): {reason}; check "
-            "kafkaSecurity.tls.caFile (the CA of the brokers' certificates), that the certificates name "
-            "the bootstrap and advertised hosts (or verifyHostname), and that the port is a TLS listener"
-        )
-    login = f" ({security.summary})" if security != PLAINTEXT else ""
-    return f"cannot reach Kafka at {bootstrap}{login}: {reason}"
-
-
 def open_admin(
     bootstrap: str,
     *,
@@ -106,7 +67,8 @@ def open_admin(
     """A started ``KafkaAdminClient`` on ``bootstrap``; the caller closes it.
 
     ``timeout_s`` bounds every request and the first bootstrap (kafka-python's own default: 30 s);
-    ``security``: the cluster's ``kafkaSecurity`` (default plaintext).
+    ``security``: the cluster's ``kafkaSecurity`` (default plaintext). kafka-python retries a
+    refused login or a failed TLS handshake until that bound; the error then says which it was.
 
     :raises ClusterUnavailable: (``unavailable``) kafka-python is missing or no broker answered.
     """
@@ -116,17 +78,17 @@ def open_admin(
         raise unavailable(
             "talking to Kafka needs the kafka-python package (pip install 'kafka-python>=3.0,<4')"
         ) from None
-    with quiet("kafka"):
+    with admin_security.recorded_failures("kafka") as seen:
         try:
             return module.KafkaAdminClient(
                 bootstrap_servers=bootstrap,
                 client_id=client_id,
                 request_timeout_ms=int(timeout_s * 1000),
                 bootstrap_timeout_ms=int(timeout_s * 1000),
-                **security_arguments(security),
+                **admin_security.client_arguments(security),
             )
         except failures() as exc:
-            raise unavailable(_refused(bootstrap, security, exc)) from None
+            raise unavailable(admin_security.why_not_started(bootstrap, security, exc, seen)) from None
 
 
 @contextlib.contextmanager
