@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 import yaml
+from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient, UserScramCredentialUpsertion
 
 from kafka_zk_operator import config
@@ -85,15 +86,33 @@ def _broker_properties(listeners: dict[str, str], cert: bytes, key: bytes) -> di
     }
 
 
-def _add_scram_user(bootstrap: str) -> None:
+def _add_scram_user(listeners: dict[str, str]) -> None:
     """The SCRAM-SHA-512 user, through the PLAINTEXT listener (AlterUserScramCredentials; ZooKeeper
-    mode stores it under /config/users)."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+    mode stores it under /config/users, and the broker learns of it from a change notification),
+    then waited for: a plain kafka-python client logs in with it on the SASL_PLAINTEXT listener."""
+    admin = KafkaAdminClient(bootstrap_servers=listeners["PLAINTEXT"], request_timeout_ms=20000)
     try:
         upsert = UserScramCredentialUpsertion(SCRAM_USER, "SCRAM-SHA-512", SCRAM_PASSWORD)
         assert admin.alter_user_scram_credentials([upsert]) == {SCRAM_USER: None}
     finally:
         admin.close()
+
+    def logs_in() -> bool:
+        try:
+            client = KafkaAdminClient(
+                bootstrap_servers=listeners["SASL_PLAINTEXT"],
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="SCRAM-SHA-512",
+                sasl_plain_username=SCRAM_USER,
+                sasl_plain_password=SCRAM_PASSWORD,
+                bootstrap_timeout_ms=2000,
+            )
+        except kafka_errors.KafkaError:
+            return False
+        client.close()
+        return True
+
+    wait_for(logs_in, timeout=30.0, what=f"the broker to know SCRAM user {SCRAM_USER!r}")
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +158,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
         kafka.start()
         kafka.wait_listening()
         stack.wait_brokers_registered({1})
-        _add_scram_user(listeners["PLAINTEXT"])
+        _add_scram_user(listeners)
         print(f"[figures] broker with TLS and SASL listeners ready in {time.monotonic() - started:.1f} s")
         yield SecureBroker(listeners, files, zk_connect)
     finally:
@@ -238,8 +257,10 @@ def test_the_admin_backend_creates_a_topic_through_a_secured_listener(
         took = time.monotonic() - started
         described = wait_for(lambda: kafka.describe(topic), what="the plain client to see the topic")
         assert {p: entry["replicas"] for p, entry in described.items()} == {0: [1], 1: [1]}
-        sizes = runtime.partition_sizes()
-        assert {(topic, 0), (topic, 1)} <= set(sizes), sizes
+        wait_for(
+            lambda: {(topic, 0), (topic, 1)} <= set(runtime.partition_sizes()),
+            what="DescribeLogDirs, through the same listener, to report the topic's partitions",
+        )
         print(f"[figures] {case}: first create (bootstrap and login included) {took:.2f} s")
     finally:
         runtime.close()
