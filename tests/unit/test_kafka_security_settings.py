@@ -212,9 +212,16 @@ def test_an_empty_password_file_is_refused(tmp_path: Path, secrets: dict[str, st
     )
 
 
-def test_gssapi_is_refused_saying_what_is_missing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("installed", [False, True])
+def test_gssapi_is_refused_saying_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: bool
+) -> None:
+    monkeypatch.setattr(kafka_security_section, "gssapi_installed", lambda: installed)
     section = "sasl:\n  mechanism: GSSAPI\n  principal: kzo@EXAMPLE.COM\n  keytab: /etc/kzo/kzo.keytab"
     message = _error(tmp_path, CLUSTER + _section(section))
+    if installed:
+        assert "Python package 'gssapi', which the operator does not drive yet" in message
+        return
     assert (
         "clusters[0].kafkaSecurity.sasl.mechanism GSSAPI: the operator's Kafka client (kafka-python)"
         in message

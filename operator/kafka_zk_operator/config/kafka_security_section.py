@@ -52,6 +52,11 @@ _SERVICE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 GSSAPI_MODULE = "gssapi"
 
 
+def gssapi_installed() -> bool:
+    """Whether kafka-python's Kerberos binding can be imported (not importing it)."""
+    return util.find_spec(GSSAPI_MODULE) is not None
+
+
 def _only_known(section: Mapping[Any, Any], keys: tuple[str, ...], where: str) -> None:
     for key in section:
         if key not in keys:
@@ -169,7 +174,7 @@ def _sasl(section: Mapping[Any, Any], where: str) -> dict[str, Any]:
             f"digits, '.', '_', '-'; default 'kafka'), got {show(service)}"
         )
     if mechanism == "GSSAPI":
-        missing = util.find_spec(GSSAPI_MODULE) is None
+        missing = not gssapi_installed()
         raise SettingsError(
             f"{where}.mechanism GSSAPI: the operator's Kafka client (kafka-python) logs in with Kerberos "
             f"through the Python package '{GSSAPI_MODULE}', "
