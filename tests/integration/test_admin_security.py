@@ -274,7 +274,7 @@ def test_a_wrong_password_is_cluster_unavailable_naming_the_login(
     wrong = {**security, "sasl": {**security["sasl"], "passwordFile": "{files}/wrong-password"}}
     cluster = _cluster(broker, tmp_path, listener, wrong)
     backend = AdminBackend(
-        broker.listeners[listener], client_id="kzo-test-wrong", security=cluster.kafka_security, timeout_s=4.0
+        broker.listeners[listener], client_id="kzo-test-wrong", security=cluster.kafka_security, timeout_s=6.0
     )
     topic = f"refused-{case}-{uuid.uuid4().hex[:6]}"
     try:
@@ -284,8 +284,15 @@ def test_a_wrong_password_is_cluster_unavailable_naming_the_login(
         backend.close()
     message = str(raised.value)
     mechanism = cluster.kafka_security.sasl_mechanism
+    bootstrap = broker.listeners[listener]
+    login = f"({listener} {mechanism} as "
+    # kafka-python sees the broker's SASL_AUTHENTICATION_FAILED answer, or (always over TLS, seen
+    # in runs) only the socket the broker closes after it.
     assert message.startswith(
-        f"Kafka at {broker.listeners[listener]} refused the operator's login ({listener} {mechanism} as "
+        (
+            f"Kafka at {bootstrap} refused the operator's login {login}",
+            f"Kafka at {bootstrap} closed the connection during the operator's login {login}",
+        )
     ), message
     assert "check kafkaSecurity.sasl" in message and "\n" not in message
     assert "not-the-password" not in message
@@ -297,7 +304,7 @@ def test_a_ca_that_did_not_sign_the_brokers_certificate_is_a_failed_handshake(
 ) -> None:
     cluster = _cluster(broker, tmp_path, "SSL", {"tls": {"caFile": "{files}/other-ca.crt"}})
     backend = AdminBackend(
-        broker.listeners["SSL"], client_id="kzo-test-other-ca", security=cluster.kafka_security, timeout_s=4.0
+        broker.listeners["SSL"], client_id="kzo-test-other-ca", security=cluster.kafka_security, timeout_s=6.0
     )
     try:
         with pytest.raises(errors.ClusterUnavailable) as raised:

@@ -343,3 +343,21 @@ def test_a_tls_error_kafka_python_wrapped_is_found() -> None:
             "k:1", KafkaClientSecurity(protocol="SSL"), OSError("x"), [wrapped]
         )
     assert message.startswith("the TLS handshake with Kafka at k:1 failed (SSL): "), message
+
+
+def test_a_login_the_broker_answered_by_closing_the_socket_says_to_check_sasl() -> None:
+    """Over TLS kafka-python often sees only the socket the broker closes after a refused login."""
+    kafka_errors: Any = admin_client.kafka_errors()
+    security = KafkaClientSecurity(
+        protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512", username="kzo", password="x"
+    )
+    timeout = kafka_errors.KafkaTimeoutError("Unable to bootstrap from k:1")
+    closed = kafka_errors.KafkaConnectionError("socket disconnected")
+    message = admin_security.why_not_started("k:1", security, timeout, [closed])
+    assert message.startswith(
+        "Kafka at k:1 closed the connection during the operator's login (SASL_SSL SCRAM-SHA-512"
+    )
+    assert "check kafkaSecurity.sasl" in message
+    assert admin_security.why_not_started("k:1", PLAINTEXT, timeout, [closed]).startswith(
+        "cannot reach Kafka at k:1: "
+    )

@@ -40,6 +40,10 @@ def client_arguments(security: KafkaClientSecurity) -> dict[str, Any]:
     return arguments
 
 
+#: Exceptions kept from one bootstrap's log records.
+_KEPT = 500
+
+
 class _Recorder(logging.Handler):
     """Keeps the exceptions kafka-python's log records carry (as arguments or ``exc_info``)."""
 
@@ -52,7 +56,10 @@ class _Recorder(logging.Handler):
         found = [arg for arg in args if isinstance(arg, BaseException)]
         if record.exc_info and record.exc_info[1] is not None:
             found.append(record.exc_info[1])
-        self.seen.extend(found[: 10 - len(self.seen)])  # a few suffice; a long retry loop logs many
+        # Every attempt logs its failure three times (transport, connection, bootstrap), and the
+        # first attempts after a refused login often see only the broker closing the socket; the
+        # retries back off exponentially, so a whole bootstrap stays well under the bound.
+        self.seen.extend(found[: _KEPT - len(self.seen)])
 
 
 @contextlib.contextmanager
@@ -110,4 +117,12 @@ def why_not_started(
             "name the bootstrap and advertised hosts (or verifyHostname), and that the port is a TLS listener"
         )
     named = f" ({security.summary})" if security != PLAINTEXT else ""
+    closed = any("socket disconnected" in str(cause) for cause in causes)
+    if security.sasl_mechanism is not None and closed:
+        # Over TLS kafka-python often sees only the socket closing, not the broker's error answer.
+        return (
+            f"Kafka at {bootstrap} closed the connection during the operator's login{named} ({_text(exc)}), "
+            "as brokers do after a refused login; check kafkaSecurity.sasl in the clusters file (the user, "
+            "its password, the mechanism the listener enables)"
+        )
     return f"cannot reach Kafka at {bootstrap}{named}: {_text(exc)}"
