@@ -5,7 +5,8 @@ It reads the settings ``kzo operator`` reads (``KZO_CLUSTERS_FILE`` or ``KZO_ZOO
 
 * each cluster's ZooKeeper: a session opens (with the cluster's SASL, digest and TLS settings),
   and the chroot holds a Kafka cluster with registered brokers;
-* each cluster's Kafka, when it has ``bootstrapServers``: the brokers answer metadata;
+* each cluster's Kafka, when it has ``bootstrapServers``: the brokers answer metadata (logged in
+  as its ``kafkaSecurity`` says);
 * the Kubernetes API (unless ``--no-api``): the two CRDs are installed, and KafkaTopics and
   PartitionReassignments can be listed where the operator watches (its RBAC).
 
@@ -31,6 +32,7 @@ from kafka_zk_operator.adapters.zk import session
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.cli.errors import CliError
 from kafka_zk_operator.cli.zk_reading import quiet_logger
+from kafka_zk_operator.config.kafka_security import PLAINTEXT
 from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, VERSION
@@ -82,7 +84,9 @@ def _run(args: argparse.Namespace) -> int:
     checks: list[tuple[str, Callable[[], str]]] = []
     for cluster in settings.clusters:
         if cluster.zookeeper is not None:  # a KRaft cluster has none: its Kafka check is all
-            checks.append((f"zookeeper {cluster.name}", functools.partial(_zookeeper, cluster.zookeeper, timeout)))
+            checks.append(
+                (f"zookeeper {cluster.name}", functools.partial(_zookeeper, cluster.zookeeper, timeout))
+            )
         if cluster.bootstrap_servers:
             checks.append((f"kafka {cluster.name}", functools.partial(_kafka, cluster, timeout)))
     if not args.no_api:
@@ -127,10 +131,17 @@ def _zookeeper(zookeeper: ZkConnectionSettings, timeout_s: float) -> str:
 def _kafka(cluster: config.ClusterSettings, timeout_s: float) -> str:
     assert cluster.bootstrap_servers is not None
     try:
-        ids = brokers.broker_ids(cluster.bootstrap_servers, client_id="kzo-check", timeout_s=timeout_s)
+        ids = brokers.broker_ids(
+            cluster.bootstrap_servers,
+            client_id="kzo-check",
+            timeout_s=timeout_s,
+            security=cluster.kafka_security,
+        )
     except errors.ClusterUnavailable as exc:
         raise CheckFailed(str(exc)) from exc
-    return f"{cluster.bootstrap_servers}: brokers {', '.join(map(str, ids))} answer"
+    security = cluster.kafka_security
+    login = f" ({security.summary})" if security != PLAINTEXT else ""
+    return f"{cluster.bootstrap_servers}{login}: brokers {', '.join(map(str, ids))} answer"
 
 
 def _api(namespaces: tuple[str, ...], timeout_s: float) -> str:

@@ -11,8 +11,14 @@ Environment variables (the Helm chart sets them; every one has a default):
             sessionTimeoutSeconds: 18
             secureAcls: false                 # true when the brokers run with zookeeper.set.acl=true
             kafkaVersion: "2.8"               # optional: the oldest Kafka line the brokers run (see below)
-            bootstrapServers: kafka-0.kafka:9092,kafka-1.kafka:9092  # optional: plaintext listeners, for
+            bootstrapServers: kafka-0.kafka:9092,kafka-1.kafka:9092  # optional: the brokers' listeners, for
                                               # partition sizes (PartitionReassignment spec.balance)
+                                              # and the Admin API (KRaft, a migration's takeover)
+            kafkaSecurity:                    # optional: TLS/SASL on bootstrapServers (default PLAINTEXT;
+              protocol: SASL_SSL              # config.kafka_security_section has every key)
+              tls: {caFile: /etc/kzo/kafka-ca.crt}
+              sasl: {mechanism: SCRAM-SHA-512, usernameFile: /etc/kzo/kafka/username,
+                     passwordFile: /etc/kzo/kafka/password}
             sasl:                             # optional: the brokers' ZooKeeper identity
               mechanism: DIGEST-MD5
               usernameFile: /etc/kzo/zk/username
@@ -297,7 +303,9 @@ def load(env: Mapping[str, str] | None = None) -> OperatorSettings:
         metrics_port=_port(env, "KZO_METRICS_PORT", 9090, zero_disables=True),
         health_port=_port(env, "KZO_HEALTH_PORT", 8080, zero_disables=False),
         create_wait_seconds=_number(env, "KZO_CREATE_WAIT_SECONDS", 10.0, zero_means="does not wait"),
-        create_batch_seconds=_number(env, "KZO_CREATE_BATCH_SECONDS", 0.2, zero_means="writes each create alone"),
+        create_batch_seconds=_number(
+            env, "KZO_CREATE_BATCH_SECONDS", 0.2, zero_means="writes each create alone"
+        ),
         status_heartbeat_seconds=_number(
             env,
             "KZO_STATUS_HEARTBEAT_SECONDS",

@@ -1,5 +1,6 @@
 """The clusters file (``KZO_CLUSTERS_FILE``): the Kafka clusters the operator serves, each with its
-ZooKeeper connect string, session timeout, SASL, digest auth, TLS, ACL mode and ``kafkaVersion``.
+ZooKeeper connect string, session timeout, SASL, digest auth, TLS, ACL mode and ``kafkaVersion``,
+and its Kafka listeners (``bootstrapServers``, secured as ``kafkaSecurity`` says: ``kafka_security_section``).
 
 Every problem is a one-line :class:`SettingsError` naming the key (``clusters[0].tls.certFile``).
 """
@@ -13,9 +14,21 @@ from typing import Any
 
 import yaml
 
-from kafka_zk_operator.config import zookeeper
+from kafka_zk_operator.config import kafka_security_section, zookeeper
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.config.settings import ClusterSettings, SettingsError
-from kafka_zk_operator.config.values import kind_of, one_line, plain, read_bytes, read_file, show
+from kafka_zk_operator.config.values import (
+    flag,
+    kind_of,
+    one_line,
+    optional_str,
+    plain,
+    read_bytes,
+    read_file,
+    secret_file,
+    show,
+    subsection,
+)
 from kafka_zk_operator.config.zookeeper import SaslSettings, TlsSettings, ZkConnectionSettings
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
 
@@ -23,40 +36,6 @@ _CONNECT_FORMAT = "HOST:PORT[,HOST:PORT...][/CHROOT], e.g. 'zk-0:2181,zk-1:2181/
 #: kazoo sends the session timeout as a 32-bit count of milliseconds.
 _MAX_SESSION_TIMEOUT_S = 2_147_483.0
 _MIN_SESSION_TIMEOUT_S = 0.001
-
-
-def _read_secret_file(section: Mapping[Any, Any], key: str, where: str) -> str | None:
-    path = section.get(key)
-    what = f"{where}.{key}"
-    if path is None:
-        return None
-    if not isinstance(path, str) or not path.strip():
-        raise SettingsError(f"{what} must be the path of a file (a string), got {kind_of(path)}")
-    text = read_file(path, what)
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()  # as text-mode reading did
-
-
-def _optional_str(section: Mapping[Any, Any], key: str, where: str) -> str | None:
-    value = section.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise SettingsError(f"{where}.{key} must be a string, got {kind_of(value)}; quote it in the YAML")
-
-
-def _section(raw: Mapping[Any, Any], key: str, where: str) -> Mapping[Any, Any] | None:
-    value = raw.get(key)
-    if value is None or isinstance(value, Mapping):
-        return value
-    raise SettingsError(f"{where}.{key} must be a mapping of {key} settings, got {kind_of(value)}")
-
-
-def _flag(raw: Mapping[Any, Any], key: str, where: str, default: bool) -> bool:
-    value = raw.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    raise SettingsError(f"{where}.{key} must be true or false (unquoted), got {kind_of(value)}")
 
 
 def _session_timeout(raw: Mapping[Any, Any], where: str) -> float:
@@ -128,7 +107,7 @@ def _gssapi(section: Mapping[Any, Any], where: str, service: str) -> SaslSetting
             raise SettingsError(
                 f"{where}.{key} is for DIGEST-MD5; GSSAPI (Kerberos) logs in with principal and keytab"
             )
-    principal = (_optional_str(section, "principal", where) or "").strip()
+    principal = (optional_str(section, "principal", where) or "").strip()
     if not principal or any(char.isspace() for char in principal):
         raise SettingsError(
             f"{where}: GSSAPI needs principal, the Kerberos principal the operator logs in as, without "
@@ -145,13 +124,13 @@ def _gssapi(section: Mapping[Any, Any], where: str, service: str) -> SaslSetting
 
 
 def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
-    mechanism = (_optional_str(section, "mechanism", where) or "DIGEST-MD5").strip().upper()
+    mechanism = (optional_str(section, "mechanism", where) or "DIGEST-MD5").strip().upper()
     if mechanism not in zookeeper.SASL_MECHANISMS:
         raise SettingsError(
             f"{where}.mechanism {show(mechanism)} is not a ZooKeeper SASL mechanism; use "
             f"{' or '.join(zookeeper.SASL_MECHANISMS)}, as in the brokers' JAAS Client section"
         )
-    service = _optional_str(section, "service", where)
+    service = optional_str(section, "service", where)
     if service is not None and not _SERVICE_NAME.fullmatch(service):
         raise SettingsError(
             f"{where}.service must be the service name of ZooKeeper's principal (letters, digits, "
@@ -167,10 +146,9 @@ def _sasl(section: Mapping[Any, Any], where: str) -> SaslSettings:
         )
     sasl = SaslSettings(
         mechanism=mechanism,
-        username=_read_secret_file(section, "usernameFile", where)
-        or _optional_str(section, "username", where),
-        password=_read_secret_file(section, "passwordFile", where),
-        principal=_optional_str(section, "principal", where),
+        username=secret_file(section, "usernameFile", where) or optional_str(section, "username", where),
+        password=secret_file(section, "passwordFile", where),
+        principal=optional_str(section, "principal", where),
         service=service,
     )
     if not (sasl.username and sasl.password):
@@ -201,21 +179,21 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
         )
     connect = connect_string(raw.get("zookeeper"), f"{where}.zookeeper")
     sasl = None
-    s = _section(raw, "sasl", where)
+    s = subsection(raw, "sasl", where)
     if s is not None:
         sasl = _sasl(s, f"{where}.sasl")
-    digest = _read_secret_file(raw, "digestAuthFile", where)
+    digest = secret_file(raw, "digestAuthFile", where)
     tls = None
-    t = _section(raw, "tls", where)
+    t = subsection(raw, "tls", where)
     if t is not None:
         tls_where = f"{where}.tls"
         tls = TlsSettings(
-            ca_file=_optional_str(t, "caFile", tls_where),
-            cert_file=_optional_str(t, "certFile", tls_where),
-            key_file=_optional_str(t, "keyFile", tls_where),
-            key_password=_read_secret_file(t, "keyPasswordFile", tls_where),
-            verify_certs=_flag(t, "verify", tls_where, True),
-            verify_hostname=_flag(t, "verifyHostname", tls_where, True),
+            ca_file=optional_str(t, "caFile", tls_where),
+            cert_file=optional_str(t, "certFile", tls_where),
+            key_file=optional_str(t, "keyFile", tls_where),
+            key_password=secret_file(t, "keyPasswordFile", tls_where),
+            verify_certs=flag(t, "verify", tls_where, True),
+            verify_hostname=flag(t, "verifyHostname", tls_where, True),
         )
         if (tls.cert_file is None) != (tls.key_file is None):  # kazoo would silently send no certificate
             raise SettingsError(
@@ -230,9 +208,27 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
         sasl=sasl,
         digest_auth=(digest,) if digest else (),
         tls=tls,
-        secure_acls=_flag(raw, "secureAcls", where, False),
+        secure_acls=flag(raw, "secureAcls", where, False),
     )
-    return ClusterSettings(name=name, zookeeper=zk, kafka_version=line, bootstrap_servers=bootstrap)
+    return ClusterSettings(
+        name=name,
+        zookeeper=zk,
+        kafka_version=line,
+        bootstrap_servers=bootstrap,
+        kafka_security=_kafka_security(raw, where, bootstrap),
+    )
+
+
+def _kafka_security(raw: Mapping[Any, Any], where: str, bootstrap: str | None) -> KafkaClientSecurity:
+    value = raw.get("kafkaSecurity")
+    if value is None:
+        return PLAINTEXT
+    if bootstrap is None:
+        raise SettingsError(
+            f"{where}.kafkaSecurity secures the connections to bootstrapServers, and this cluster has "
+            "none: add the brokers' listeners as bootstrapServers, or remove kafkaSecurity"
+        )
+    return kafka_security_section.parse(value, f"{where}.kafkaSecurity")
 
 
 #: The keys that configure the ZooKeeper connection, meaningless for a cluster without one.
@@ -256,23 +252,31 @@ def _kraft_cluster(
             f"{where}: kafkaVersion {kafka_lines.line_name(line)} has no KRaft mode, so this cluster "
             "needs zookeeper (the brokers' zookeeper.connect); KRaft clusters run Kafka 3.3 or newer"
         )
-    return ClusterSettings(name=name, zookeeper=None, kafka_version=line, bootstrap_servers=bootstrap)
+    return ClusterSettings(
+        name=name,
+        zookeeper=None,
+        kafka_version=line,
+        bootstrap_servers=bootstrap,
+        kafka_security=_kafka_security(raw, where, bootstrap),
+    )
 
 
 _HOST_PORT = re.compile(r"^[A-Za-z0-9._\[\]:-]+:[0-9]{1,5}$")
 
 
 def _bootstrap_servers(value: object, where: str) -> str | None:
-    """``HOST:PORT[,HOST:PORT...]`` (Kafka's plaintext listeners), or ``None``."""
+    """``HOST:PORT[,HOST:PORT...]`` (Kafka's listeners, secured by ``kafkaSecurity``), or ``None``."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise SettingsError(f"{where} must be a string HOST:PORT[,HOST:PORT...], got {kind_of(value)}")
     parts = [part.strip() for part in value.split(",")]
-    bad = [part for part in parts if not _HOST_PORT.match(part) or not 0 < int(part.rsplit(":", 1)[1]) < 65536]
+    bad = [
+        part for part in parts if not _HOST_PORT.match(part) or not 0 < int(part.rsplit(":", 1)[1]) < 65536
+    ]
     if bad:
         raise SettingsError(
-            f"{where}: {bad[0]!r} is not HOST:PORT; expected the brokers' plaintext listeners, "
+            f"{where}: {bad[0]!r} is not HOST:PORT; expected the brokers' listeners, "
             "e.g. 'kafka-0:9092,kafka-1:9092'"
         )
     return ",".join(parts)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.config.zookeeper import ZkConnectionSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import LEGACY_KOPF_ANNOTATIONS
@@ -24,9 +25,11 @@ class ClusterSettings:
     zookeeper: ZkConnectionSettings | None
     #: ``kafkaVersion``: the oldest line the brokers run; ``None`` infers it from the registrations.
     kafka_version: kafka_lines.KafkaLine | None = None
-    #: ``bootstrapServers``: Kafka listeners (plaintext ``HOST:PORT,...``) for what only the
+    #: ``bootstrapServers``: Kafka listeners (``HOST:PORT,...``) for the Admin API and what only the
     #: brokers know (partition sizes, for byte-balanced reassignments); ``None``: not configured.
     bootstrap_servers: str | None = None
+    #: ``kafkaSecurity``: how the operator logs in to ``bootstrap_servers`` (default plaintext).
+    kafka_security: KafkaClientSecurity = PLAINTEXT
 
     @property
     def zk(self) -> ZkConnectionSettings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from kafka_zk_operator.config.settings import SettingsError
 
@@ -62,3 +63,44 @@ def read_bytes(path: str, what: str, check: str = "the file is mounted and reada
 def read_file(path: str, what: str) -> str:
     """The text of ``path`` (UTF-8). :raises SettingsError: unreadable or not UTF-8."""
     return utf8(read_bytes(path, what), f"{what}: {plain(path)}")
+
+
+# --- reading one key of a clusters-file section (``where``: the section, e.g. ``clusters[0].tls``)
+
+
+def secret_file(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    """The stripped text of the file ``section[key]`` names (a mounted Secret), or None."""
+    path = section.get(key)
+    what = f"{where}.{key}"
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path.strip():
+        raise SettingsError(f"{what} must be the path of a file (a string), got {kind_of(path)}")
+    text = read_file(path, what)
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()  # as text-mode reading did
+
+
+def optional_str(section: Mapping[Any, Any], key: str, where: str) -> str | None:
+    """``section[key]``: a string or None."""
+    value = section.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise SettingsError(f"{where}.{key} must be a string, got {kind_of(value)}; quote it in the YAML")
+
+
+def subsection(raw: Mapping[Any, Any], key: str, where: str) -> Mapping[Any, Any] | None:
+    """``raw[key]``: a mapping (a nested section) or None."""
+    value = raw.get(key)
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise SettingsError(f"{where}.{key} must be a mapping of {key} settings, got {kind_of(value)}")
+
+
+def flag(raw: Mapping[Any, Any], key: str, where: str, default: bool) -> bool:
+    """``raw[key]``: true or false, ``default`` when absent."""
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise SettingsError(f"{where}.{key} must be true or false (unquoted), got {kind_of(value)}")

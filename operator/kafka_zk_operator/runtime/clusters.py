@@ -75,10 +75,12 @@ class ClusterRuntime:
         if bootstrap is None:
             raise errors.NotSupported(
                 f"balancing bytes needs partition sizes, which only the brokers report, and cluster "
-                f"{self.name!r} has no bootstrapServers: add its plaintext listeners to the clusters file "
+                f"{self.name!r} has no bootstrapServers: add its listeners to the clusters file "
                 "(clusters[].bootstrapServers, e.g. 'kafka-0:9092,kafka-1:9092'), or use balance replicas"
             )
-        return log_dirs.fetch_sizes(bootstrap, client_id=f"kzo-operator-{self.name}")
+        return log_dirs.fetch_sizes(
+            bootstrap, client_id=f"kzo-operator-{self.name}", security=self.settings.kafka_security
+        )
 
     def backend(self, *, reassignments: bool = False) -> ReassignmentBackend:
         """The backend of this pass, chosen from the migration phase read now.
@@ -144,6 +146,7 @@ class ClusterRuntime:
                 self._admin = AdminBackend(
                     bootstrap,
                     client_id=f"kzo-operator-{self.name}",
+                    security=self.settings.kafka_security,
                     kafka_version=self.settings.kafka_version,
                 )
                 self._admin.on_write = lambda: metrics.ADMIN_WRITES.labels(self.name).inc()

@@ -33,6 +33,7 @@ from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_r
 from kafka_zk_operator.adapters.kafka.admin_reassignment_calls import ReassignmentCalls
 from kafka_zk_operator.adapters.kafka.admin_results import AdminBroker
 from kafka_zk_operator.adapters.kafka.admin_topic_configs import TopicConfigCalls
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors, model
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.domain.topic.plan import ObservedTopic
@@ -52,8 +53,9 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
     reassignment side (``service.backend.ReassignmentBackend``) comes from :class:`ReassignmentCalls`,
     the topic config reads and writes from :class:`TopicConfigCalls`.
 
-    :param bootstrap_servers: ``host:port,...`` of plaintext listeners.
+    :param bootstrap_servers: ``host:port,...`` of the brokers' listeners.
     :param client_id: the client id Kafka logs (``kzo-operator-<cluster>``).
+    :param security: the cluster's ``kafkaSecurity`` (TLS, SASL; default plaintext).
     :param kafka_version: the cluster's ``kafkaVersion`` setting (None: :data:`ADMIN_LINE`).
     :param timeout_s: bound of each request and of the first bootstrap.
     :param read_your_writes_s: how long a read waits for a broker to show this backend's own write.
@@ -65,6 +67,7 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
         bootstrap_servers: str,
         *,
         client_id: str,
+        security: KafkaClientSecurity = PLAINTEXT,
         kafka_version: kafka_lines.KafkaLine | None = None,
         timeout_s: float = 15.0,
         read_your_writes_s: float = 2.0,
@@ -72,6 +75,7 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.client_id = client_id
+        self.security = security
         self.kafka_version = kafka_version
         self.timeout_s = timeout_s
         self.read_your_writes_s = read_your_writes_s
@@ -96,7 +100,10 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
         with self._connecting:
             if self._admin is None:
                 self._admin = admin_client.open_admin(
-                    self.bootstrap_servers, client_id=self.client_id, timeout_s=self.timeout_s
+                    self.bootstrap_servers,
+                    client_id=self.client_id,
+                    timeout_s=self.timeout_s,
+                    security=self.security,
                 )
             return self._admin
 

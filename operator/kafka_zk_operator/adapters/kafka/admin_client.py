@@ -1,8 +1,10 @@
-"""The one place a kafka-python ``KafkaAdminClient`` is built (plaintext listeners, no SASL/TLS yet).
+"""The one place a kafka-python ``KafkaAdminClient`` is built, with the cluster's
+``kafkaSecurity`` (``config.kafka_security``: TLS, SASL PLAIN/SCRAM) as kafka-python's arguments.
 
 Used by ``brokers`` (``kzo check``), ``log_dirs`` (partition sizes) and ``admin_backend`` (the
 Admin API topic backend). A client that cannot bootstrap raises the caller's
-``ClusterUnavailable`` subclass naming the bootstrap servers, never kafka-python's own error.
+``ClusterUnavailable`` subclass naming the bootstrap servers (and, for a refused login or a failed
+TLS handshake, what to check), never kafka-python's own error.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from kafka_zk_operator.adapters.kafka import admin_security
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors
 
 #: What kafka-python raises besides its own errors when a broker cannot be reached or the
@@ -57,11 +61,14 @@ def open_admin(
     *,
     client_id: str,
     timeout_s: float,
+    security: KafkaClientSecurity = PLAINTEXT,
     unavailable: type[errors.ClusterUnavailable] = errors.ClusterUnavailable,
 ) -> Any:
     """A started ``KafkaAdminClient`` on ``bootstrap``; the caller closes it.
 
-    ``timeout_s`` bounds every request and the first bootstrap (kafka-python's own default: 30 s).
+    ``timeout_s`` bounds every request and the first bootstrap (kafka-python's own default: 30 s);
+    ``security``: the cluster's ``kafkaSecurity`` (default plaintext). kafka-python retries a
+    refused login or a failed TLS handshake until that bound; the error then says which it was.
 
     :raises ClusterUnavailable: (``unavailable``) kafka-python is missing or no broker answered.
     """
@@ -71,16 +78,17 @@ def open_admin(
         raise unavailable(
             "talking to Kafka needs the kafka-python package (pip install 'kafka-python>=3.0,<4')"
         ) from None
-    with quiet("kafka"):
+    with admin_security.recorded_failures("kafka") as seen:
         try:
             return module.KafkaAdminClient(
                 bootstrap_servers=bootstrap,
                 client_id=client_id,
                 request_timeout_ms=int(timeout_s * 1000),
                 bootstrap_timeout_ms=int(timeout_s * 1000),
+                **admin_security.client_arguments(security),
             )
         except failures() as exc:
-            raise unavailable(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+            raise unavailable(admin_security.why_not_started(bootstrap, security, exc, seen)) from None
 
 
 @contextlib.contextmanager
@@ -89,10 +97,13 @@ def admin_session(
     *,
     client_id: str,
     timeout_s: float,
+    security: KafkaClientSecurity = PLAINTEXT,
     unavailable: type[errors.ClusterUnavailable] = errors.ClusterUnavailable,
 ) -> Iterator[Any]:
     """:func:`open_admin` for one block, closed at its end, kafka-python's logging silenced."""
-    admin = open_admin(bootstrap, client_id=client_id, timeout_s=timeout_s, unavailable=unavailable)
+    admin = open_admin(
+        bootstrap, client_id=client_id, timeout_s=timeout_s, security=security, unavailable=unavailable
+    )
     try:
         with quiet("kafka"):
             yield admin

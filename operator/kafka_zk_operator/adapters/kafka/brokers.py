@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from kafka_zk_operator.adapters.kafka import admin_client
 from kafka_zk_operator.adapters.kafka.log_dirs import SizesUnavailable
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 
 
-def broker_ids(bootstrap: str, *, client_id: str, timeout_s: float = 15.0) -> list[int]:
+def broker_ids(
+    bootstrap: str, *, client_id: str, timeout_s: float = 15.0, security: KafkaClientSecurity = PLAINTEXT
+) -> list[int]:
     """The ids of the brokers in the metadata Kafka answers through ``bootstrap``.
 
     :raises SizesUnavailable: kafka-python is missing, or Kafka cannot be reached or fails.
     """
     with admin_client.admin_session(
-        bootstrap, client_id=client_id, timeout_s=timeout_s, unavailable=SizesUnavailable
+        bootstrap, client_id=client_id, timeout_s=timeout_s, security=security, unavailable=SizesUnavailable
     ) as admin:
         try:
             described = admin.describe_cluster()

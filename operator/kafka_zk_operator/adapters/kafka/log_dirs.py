@@ -3,7 +3,7 @@
 ZooKeeper does not know how big partitions are; the brokers do. Every broker is asked for the size
 of each replica in each log directory. A partition's size is the largest of its replicas' current
 logs (the leader's, normally); "future" logs of an in-progress log-directory move are ignored, and
-so are offline log directories. Plaintext listeners only; the client needs DESCRIBE on the cluster.
+so are offline log directories. The client (secured as ``kafkaSecurity`` says) needs DESCRIBE on the cluster.
 Used by ``kzo snapshot --sizes-from-bootstrap`` and by byte-balanced PartitionReassignments.
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_zk_operator.adapters.kafka import admin_client
+from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors
 
 PartitionKey = tuple[str, int]
@@ -39,13 +40,15 @@ def sizes_from_log_dirs(responses: Iterable[Mapping[str, Any]]) -> dict[Partitio
     return sizes
 
 
-def fetch_sizes(bootstrap: str, *, client_id: str, timeout_s: float = 30.0) -> dict[PartitionKey, int]:
+def fetch_sizes(
+    bootstrap: str, *, client_id: str, timeout_s: float = 30.0, security: KafkaClientSecurity = PLAINTEXT
+) -> dict[PartitionKey, int]:
     """Ask every broker reachable through ``bootstrap`` for its replicas' sizes.
 
     :raises SizesUnavailable: kafka-python is missing, Kafka cannot be reached, or the request fails.
     """
     with admin_client.admin_session(
-        bootstrap, client_id=client_id, timeout_s=timeout_s, unavailable=SizesUnavailable
+        bootstrap, client_id=client_id, timeout_s=timeout_s, security=security, unavailable=SizesUnavailable
     ) as admin:
         try:
             responses = admin.describe_log_dirs()
