@@ -32,6 +32,7 @@ from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka import topic_configs
 from kafka_zk_operator.domain.model import Broker
 from kafka_zk_operator.domain.topic import config as tc
 from kafka_zk_operator.domain.topic.planning import DesiredTopic, plan_topic
@@ -39,7 +40,9 @@ from tests.conftest import KafkaCluster, kafka_version_tuple
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import kafka_tool, wait_for
 
-TABLE = json.loads((Path(tc.__file__).parent / tc.TABLE_FILE).read_text(encoding="utf-8"))
+TABLE = json.loads(
+    (Path(topic_configs.__file__).parent / topic_configs.TABLE_FILE).read_text(encoding="utf-8")
+)
 #: Keys no spec may carry (the operator owns them) or that would make the check meaningless.
 SKIPPED = {
     *tc.OPERATOR_OWNED_KEYS,

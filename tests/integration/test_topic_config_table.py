@@ -38,9 +38,12 @@ import pytest
 from kafka_zk_operator.devstack import artifacts
 from kafka_zk_operator.devstack.topic_config_facts import RELEASES, LineFacts
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
+from kafka_zk_operator.domain.kafka import topic_configs
 from kafka_zk_operator.domain.topic import config as tc
 
-TABLE = json.loads((Path(tc.__file__).parent / tc.TABLE_FILE).read_text(encoding="utf-8"))
+TABLE = json.loads(
+    (Path(topic_configs.__file__).parent / topic_configs.TABLE_FILE).read_text(encoding="utf-8")
+)
 #: The line of each release ``make test`` runs.
 TESTED: dict[str, str] = {
     kafka_lines.line_name(kafka_lines.parse_line(v)): v for v in artifacts.TESTED_KAFKA_VERSIONS

@@ -170,7 +170,15 @@ class KRaftNode:
 
     def format_argv(self, cluster_id: str, release_version: str | None = None) -> list[str]:
         """``kafka-storage format -t <cluster id> -c <props> --ignore-formatted`` as a java command."""
-        args = ["format", "-t", cluster_id, "-c", str(self.write_properties()), "--ignore-formatted"]
+        # ``--cluster-id=``: an id is URL-safe base64 and may start with '-', which argparse would
+        # take for an option (seen: "argument --cluster-id/-t: expected one argument").
+        args = [
+            "format",
+            f"--cluster-id={cluster_id}",
+            "-c",
+            str(self.write_properties()),
+            "--ignore-formatted",
+        ]
         if release_version is not None:
             args += ["--release-version", release_version]
         log4j = java.write_logging(self.libs, self.workdir)
