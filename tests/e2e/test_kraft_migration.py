@@ -167,6 +167,14 @@ def _changes_reach_kafka(
     wait_for(lambda: view.describe(create), what=f"{create} created in {phase}")
 
 
+def _reopened(m: Migrating) -> KafkaView:
+    """A new client after a step restarted the brokers (a client kept across the restarts can go
+    on asking a controller the cluster no longer has: ``UnknownBrokerIdError``)."""
+    m.view.close()
+    m.view = KafkaView(m.steps.bootstrap_servers)
+    return m.view
+
+
 def _zk_writes(operator: OperatorProcess) -> float:
     return operator.metric_sum("kzo_zookeeper_writes_total")
 
@@ -213,6 +221,7 @@ def test_the_resources_stay_ready_through_a_real_migration(
 
     with CopyWatch(steps) as copy:
         m.figures["migration mode"] = steps.enter_migration_mode(before_last_broker=start_reassignment)
+    view = _reopened(m)
     assert copy.claimed is not None and copy.copied is not None
     assert copy.moving_at_claim.get("adding_replicas"), f"in flight at the takeover: {copy.moving_at_claim}"
     m.figures["writes waiting (initial copy)"] = copy.copied - copy.claimed
@@ -229,6 +238,7 @@ def test_the_resources_stay_ready_through_a_real_migration(
 
     # (c) The brokers to KRaft: dual-write.
     m.figures["brokers to KRaft"] = steps.migrate_brokers_to_kraft()
+    view = _reopened(m)
     _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="c", retention="600000", create="e")
     broker = steps.kraft_brokers[3]
     broker.stop()
@@ -244,6 +254,7 @@ def test_the_resources_stay_ready_through_a_real_migration(
 
     # (d) Finalized: still the Admin API; a deletion.
     m.figures["finalize"] = steps.finalize()
+    view = _reopened(m)
     _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="d", retention="300000", create="f")
     kts.delete(namespace, "b")
     wait_for(lambda: "b" not in view.topic_names(), timeout=90, what="Kafka to delete b")

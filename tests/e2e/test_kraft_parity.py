@@ -74,8 +74,10 @@ def kraft_operator(
         operator.start()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def view(kraft_cluster: KRaftCluster) -> Iterator[KafkaView]:
+    """A client of each test's own: one kept across a broker's restart (the under-replication
+    test) answered requests to the controller with ``UnknownBrokerIdError: 3`` afterwards."""
     kafka = KafkaView(kraft_cluster.bootstrap_servers)
     try:
         yield kafka
