@@ -106,6 +106,34 @@ def scoped_operator(
         session_operator.start()
 
 
+@contextmanager
+def serving_alone(
+    cluster: KafkaCluster, session_operator: OperatorProcess, log_dir: Path, entry: Mapping[str, Any]
+) -> Iterator[OperatorProcess]:
+    """``kzo operator`` serving one cluster-file ``entry`` (its default cluster) in every namespace,
+    resyncing every 5 s; the session operator is stopped meanwhile and started again after."""
+    clusters_file = log_dir / "clusters.yaml"
+    clusters_file.write_text(yaml.safe_dump({"clusters": [dict(entry)], "defaultCluster": entry["name"]}))
+    session_operator.stop()
+    process = OperatorProcess(
+        kubeconfig=cluster.kubeconfig,
+        zk_connect="unused",
+        log_path=log_dir / "operator.log",
+        extra_env={
+            "KZO_CLUSTERS_FILE": str(clusters_file),
+            "KZO_ZOOKEEPER": "",
+            "KZO_RESYNC_SECONDS": "5",
+            "KZO_CREATE_WAIT_SECONDS": "10",
+        },
+    )
+    try:
+        process.start()
+        yield process
+    finally:
+        process.stop()
+        session_operator.start()
+
+
 @pytest.fixture(scope="session")
 def operator(
     kafka_cluster: KafkaCluster, crds: None, tmp_path_factory: pytest.TempPathFactory

@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 
 from kafka_zk_operator.devstack.migration import ZkToKRaftMigration
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import Resources, kafkatopic
+from tests.e2e.conftest import Resources, kafkatopic, serving_alone
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import (
     create_topic,
@@ -68,34 +67,20 @@ def migration_operator(
     )
     stack.up()
     steps = ZkToKRaftMigration(stack)
-    clusters_file = state / "clusters.yaml"
     entry = {
         "name": "migrating",
         "zookeeper": f"{stack.zk_hosts}{stack.spec.chroot}",
         "bootstrapServers": steps.bootstrap_servers,
     }
-    clusters_file.write_text(yaml.safe_dump({"clusters": [entry], "defaultCluster": "migrating"}))
-    operator.stop()
-    process = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect="unused",
-        log_path=state / "operator.log",
-        extra_env={
-            "KZO_CLUSTERS_FILE": str(clusters_file),
-            "KZO_ZOOKEEPER": "",
-            "KZO_RESYNC_SECONDS": "5",
-            "KZO_CREATE_WAIT_SECONDS": "10",
-        },
-    )
-    view = KafkaView(steps.bootstrap_servers)
+    migrating: Migrating | None = None
     try:
-        process.start()
-        yield Migrating(steps, process, view)
+        with serving_alone(kafka_cluster, operator, state, entry) as process:
+            migrating = Migrating(steps, process, KafkaView(steps.bootstrap_servers))
+            yield migrating
     finally:
-        view.close()
-        process.stop()
+        if migrating is not None:
+            migrating.view.close()  # the last one: each step's end opens a new one
         steps.stop()
-        operator.start()
 
 
 class CopyWatch:

@@ -10,15 +10,13 @@ plain kafka-python client and Kafka's ``TopicCommand``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import client
 
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
-from tests.e2e.conftest import Resources, kafkatopic, wait_gone
+from tests.e2e.conftest import Resources, kafkatopic, serving_alone, wait_gone
 from tests.e2e.kafka_client import KafkaView, expect_out_of_band_change_reverted
 from tests.e2e.reassignment_helpers import (
     SLOW_RATE,
@@ -44,34 +42,9 @@ def kraft_operator(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[OperatorProcess]:
     """``kzo operator`` serving only the KRaft cluster (the session operator stopped meanwhile)."""
-    log_dir: Path = tmp_path_factory.mktemp("kraft-operator")
-    clusters_file = log_dir / "clusters.yaml"
-    clusters_file.write_text(
-        yaml.safe_dump(
-            {
-                "clusters": [{"name": "kraft", "bootstrapServers": kraft_cluster.bootstrap_servers}],
-                "defaultCluster": "kraft",
-            }
-        )
-    )
-    operator.stop()
-    process = OperatorProcess(
-        kubeconfig=kafka_cluster.kubeconfig,
-        zk_connect="unused",
-        log_path=log_dir / "operator.log",
-        extra_env={
-            "KZO_CLUSTERS_FILE": str(clusters_file),
-            "KZO_ZOOKEEPER": "",
-            "KZO_RESYNC_SECONDS": "5",
-            "KZO_CREATE_WAIT_SECONDS": "10",
-        },
-    )
-    try:
-        process.start()
+    entry = {"name": "kraft", "bootstrapServers": kraft_cluster.bootstrap_servers}
+    with serving_alone(kafka_cluster, operator, tmp_path_factory.mktemp("kraft-operator"), entry) as process:
         yield process
-    finally:
-        process.stop()
-        operator.start()
 
 
 @pytest.fixture
