@@ -132,9 +132,22 @@ def _ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: fl
         body = kts.wait_ready(namespace, name, timeout=timeout)
         status = body["status"]
         shown = status.get("migrationPhase", "ZooKeeper")
-        return status if shown == phase else None
+        if shown != phase:
+            return None
+        condition = _migration_condition(status)
+        if phase == "ZooKeeper":
+            assert condition is None, f"{name}: no KRaftMigration condition in ZooKeeper mode"
+        else:  # written with the phase field, in the same patch
+            assert condition is not None and (condition["status"], condition["reason"]) == ("True", phase), (
+                f"{name}: {condition}"
+            )
+        return status
 
     return wait_for(reached, timeout=timeout, what=f"{name} Ready in phase {phase}")
+
+
+def _migration_condition(status: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == "KRaftMigration"), None)
 
 
 def _changes_reach_kafka(
@@ -213,6 +226,11 @@ def test_the_resources_stay_ready_through_a_real_migration(
     zk_writes_at_takeover = _zk_writes(m.operator)
     done = wait_phase(kprs, namespace, "across", "Completed", timeout=240)
     assert done["status"]["progress"]["partitionsDone"] == 1
+    # Its passes saw the migration: the Admin API from the pending phase on (bootstrapServers set).
+    assert done["status"].get("backend") == "AdminAPI", done["status"]
+    condition = _migration_condition(done["status"])
+    assert condition is not None and condition["status"] == "True", done["status"].get("conditions")
+    assert condition["reason"] == done["status"]["migrationPhase"]
     assert {p: v["replicas"] for p, v in (view.describe("moving") or {}).items()} == {0: [2]}
     wait_for(lambda: kafka_topic_throttles(view, "moving") == {}, what="the topic's throttle removed")
     assert all(kafka_broker_throttles(view, broker) == {} for broker in (1, 2, 3))

@@ -179,7 +179,9 @@ def _reconcile_now(
             previous=status,
         )
         if runtime is not None:  # e.g. the initial metadata copy: the phase is known
-            new_status.update(migration_report.phase_fields(runtime.phase, status))
+            migration_report.add_phase(
+                new_status, runtime.phase, status, generation=resource.generation, now=_now()
+            )
         _patch_status(patch, uid, new_status)
         _tally.record(resource.ref, ready_labels(resource.cluster or "", new_status))
         _post(
@@ -219,7 +221,9 @@ def _reconcile_now(
             policies=policies,
             conflict_with=conflict_with,
         )
-        result.status.update(migration_report.phase_fields(runtime.phase, status))
+        migration_report.add_phase(
+            result.status, runtime.phase, status, generation=resource.generation, now=_now()
+        )
         result.events.extend(migration_report.phase_events(runtime.phase, status))
         changes = status_changes(
             status, result.status, now=_now(), heartbeat_seconds=settings.status_heartbeat_seconds

@@ -46,6 +46,7 @@ from kafka_zk_operator.runtime.clusters import ClusterPool, ClusterRuntime
 from kafka_zk_operator.runtime.keyed_locks import KeyedLocks
 from kafka_zk_operator.runtime.resource_index import ResourceIndex
 from kafka_zk_operator.runtime.znode_signal import ZnodeSignal
+from kafka_zk_operator.service import migration_report
 from kafka_zk_operator.service import reassignment as reassignments
 from kafka_zk_operator.service.events import Event
 
@@ -148,6 +149,7 @@ def _reconcile_now(body: kopf.Body, memo: Any, index: ResourceIndex) -> bool:
             sizes_for=lambda: pool.get(resource.cluster_name).partition_sizes(),
         )
     _post(body, result.events)
+    _report_phase(body, memo, resource.ref, resource.generation, pool, resource.cluster_name, result.status)
     status = result.status
     progress = status.get("progress") or {}
     if "partitionsTotal" in progress:
@@ -166,6 +168,35 @@ def _reconcile_now(body: kopf.Body, memo: Any, index: ResourceIndex) -> bool:
     metrics.RECONCILIATIONS.labels(KIND, str(status.get("phase") or "Unknown")).inc()
     metrics.RECONCILE_SECONDS.labels(KIND).observe(time.monotonic() - started)
     return result.batch_in_flight
+
+
+def _report_phase(
+    body: kopf.Body,
+    memo: Any,
+    ref: tuple[str, str],
+    generation: int,
+    pool: ClusterPool,
+    cluster_name: str | None,
+    status: dict[str, Any],
+) -> None:
+    """The migration phase the pass saw, in the status and as an Event when it changed (a pass
+    in plain ZooKeeper mode, or one that saw no change, writes nothing)."""
+    if not status:  # the resource is gone or being deleted: nothing was reconciled
+        return
+    try:
+        runtime = pool.get(cluster_name)
+    except errors.KzoError:
+        return  # an unknown cluster: the pass said so already
+    decision = migration_report.for_reassignments(runtime.phase, runtime.settings.bootstrap_servers is not None)
+    fields: dict[str, Any] = {}
+    migration_report.add_phase(fields, decision, status, generation=generation, now=datetime.now(UTC))
+    changes = {key: value for key, value in fields.items() if status.get(key) != value}
+    if not changes:
+        return
+    events = migration_report.phase_events(decision, status)
+    _api(memo).patch_status(ref, changes)
+    status.update(changes)
+    _post(body, events)
 
 
 def _active(status: kopf.Status, annotations: Mapping[str, str], **_: Any) -> bool:
