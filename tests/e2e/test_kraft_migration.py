@@ -8,7 +8,9 @@ it from a clusters file with ``zookeeper`` and ``bootstrapServers``, as docs/kra
 says to configure it. In each phase a create, a config change and a partition growth must reach
 Kafka, checked with a plain kafka-python client (never the operator's code); a throttled
 PartitionReassignment started right before the takeover is carried to completion with no throttle
-left on any broker or topic; the operator makes no ZooKeeper write after the takeover; the topic ids
+left on any broker or topic; the operator makes no ZooKeeper write after the takeover (counted in
+ZooKeeper's own audit log, by the sessions the operator process holds: ``tests/e2e/zk_audit.py``,
+and with the operator's write counter); the topic ids
 are unchanged at the end; a stopped broker shows up as under-replicated partitions.
 
 The seconds of each step and how long the initial metadata copy kept writes waiting are printed
@@ -32,6 +34,7 @@ from kafka_zk_operator.devstack.migration import ZkToKRaftMigration
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import KafkaCluster
+from tests.e2e import zk_audit
 from tests.e2e.conftest import Resources, kafkatopic, serving_alone
 from tests.e2e.kafka_client import KafkaView
 from tests.e2e.reassignment_helpers import (
@@ -87,9 +90,12 @@ class CopyWatch:
     """Polls ``/controller`` and ``/migration`` during step (b): when the KRaft controller claimed
     the cluster and when its copy of the metadata ended (the window in which writes wait)."""
 
-    def __init__(self, steps: ZkToKRaftMigration) -> None:
+    def __init__(self, steps: ZkToKRaftMigration, audit_log: Path) -> None:
         self.steps = steps
+        self.audit_log = audit_log
         self.claimed: float | None = None
+        #: The audit log's size when the claim was first seen: writes after it come after the claim.
+        self.audit_at_claim: int | None = None
         self.copied: float | None = None
         #: The topic znode of ``moving`` when the claim was first seen (Kafka's own record of a
         #: reassignment in flight: its adding/removing replicas).
@@ -115,6 +121,7 @@ class CopyWatch:
             now = time.monotonic()
             if epoch > 0 and self.claimed is None:
                 self.claimed = now
+                self.audit_at_claim = zk_audit.size(self.audit_log)
                 self.moving_at_claim = self.steps.znode("/brokers/topics/moving") or {}
             if epoch > 0 and offset > 0:
                 self.copied = now
@@ -130,7 +137,7 @@ def _ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: fl
 
     def reached() -> dict[str, Any] | None:
         body = kts.wait_ready(namespace, name, timeout=timeout)
-        status = body["status"]
+        status: dict[str, Any] = body["status"]
         shown = status.get("migrationPhase", "ZooKeeper")
         if shown != phase:
             return None
@@ -147,7 +154,8 @@ def _ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: fl
 
 
 def _migration_condition(status: dict[str, Any]) -> dict[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == "KRaftMigration"), None)
+    conditions: list[dict[str, Any]] = status.get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "KRaftMigration"), None)
 
 
 def _changes_reach_kafka(
@@ -183,6 +191,20 @@ def test_the_resources_stay_ready_through_a_real_migration(
     m = migration_operator
     kts = Resources(api_client, "kafkatopics")
     kprs = Resources(api_client, "partitionreassignments")
+    zookeeper = m.steps.stack.zookeeper
+    assert zookeeper is not None and m.operator.pid is not None
+    with zk_audit.SessionWatch(zookeeper.port, m.operator.pid) as sessions:
+        _walk_through(m, kts, kprs, namespace, zookeeper.audit_log, sessions)
+
+
+def _walk_through(
+    m: Migrating,
+    kts: Resources,
+    kprs: Resources,
+    namespace: str,
+    audit_log: Path,
+    sessions: zk_audit.SessionWatch,
+) -> None:
     view, steps = m.view, m.steps
     started = time.monotonic()
 
@@ -217,7 +239,7 @@ def test_the_resources_stay_ready_through_a_real_migration(
             what="the reassignment's throttle before the takeover",
         )
 
-    with CopyWatch(steps) as copy:
+    with CopyWatch(steps, audit_log) as copy:
         m.figures["migration mode"] = steps.enter_migration_mode(before_last_broker=start_reassignment)
     view = _reopened(m)
     assert copy.claimed is not None and copy.copied is not None
@@ -263,6 +285,16 @@ def test_the_resources_stay_ready_through_a_real_migration(
     wait_for(lambda: "b" not in view.topic_names(), timeout=90, what="Kafka to delete b")
 
     assert _zk_writes(m.operator) == zk_writes_at_takeover, "no ZooKeeper write after the takeover"
+    # ZooKeeper's own account: the operator's sessions wrote before the claim, and nothing after it.
+    assert sessions.sessions, "the operator's ZooKeeper sessions, from ZooKeeper's cons"
+    assert copy.audit_at_claim is not None
+    before = zk_audit.writes(audit_log, sessions=sessions.sessions)
+    after = zk_audit.writes(audit_log, since=copy.audit_at_claim, sessions=sessions.sessions)
+    assert len(before) > len(after), "the audit log shows the operator's writes before the takeover"
+    assert after == [], "ZooKeeper audited writes by the operator after the claim:\n" + "\n".join(
+        w.line for w in after[:20]
+    )
+    m.figures["operator's audited ZooKeeper writes before the claim"] = len(before)
     assert m.operator.metric_sum("kzo_admin_api_writes_total") > 0
     for name, topic_id in ids.items():
         if name != "b":

@@ -1,5 +1,11 @@
 """A ZooKeeper server (the one Kafka ships with) for the local stack: standalone, or one member of
-a quorum (:class:`QuorumPeer` lists every member; ``kzo dev up --zookeeper-servers 3``)."""
+a quorum (:class:`QuorumPeer` lists every member; ``kzo dev up --zookeeper-servers 3``).
+
+ZooKeeper's audit log is on (ZooKeeper 3.5.7 and later; the ZooKeeper of Kafka 3.9 is 3.8): every
+write with the session that made it, in ``audit.log`` of the server's folder, one
+``session=0x… user=… ip=… operation=… result=…`` line each (ZooKeeper's "Audit Logging" guide).
+It answers "who wrote this znode" on the local stack, and lets a test count a client's writes
+without asking that client."""
 
 from __future__ import annotations
 
@@ -25,6 +31,17 @@ def four_letter_word(port: int, word: str, timeout: float = 1.0) -> str:
     except OSError:
         return ""
     return b"".join(chunks).decode(errors="replace")
+
+
+#: ZooKeeper's audit logger (``org.apache.zookeeper.audit``) into its own file, message only.
+_AUDIT_LOG4J = """\
+log4j.logger.org.apache.zookeeper.audit=INFO, audit
+log4j.additivity.org.apache.zookeeper.audit=false
+log4j.appender.audit=org.apache.log4j.FileAppender
+log4j.appender.audit.File={file}
+log4j.appender.audit.layout=org.apache.log4j.PatternLayout
+log4j.appender.audit.layout.ConversionPattern=%m%n
+"""
 
 
 @dataclass(frozen=True)
@@ -56,6 +73,11 @@ class ZooKeeperServer:
     def name(self) -> str:
         """The process name: ``zookeeper``, or ``zookeeper-<myid>`` in an ensemble."""
         return f"zookeeper-{self.server_id}" if self.quorum else "zookeeper"
+
+    @property
+    def audit_log(self) -> Path:
+        """ZooKeeper's audit log of this server (absent on the ZooKeeper of Kafka before 2.5)."""
+        return self.workdir / "audit.log"
 
     @property
     def connect(self) -> str:
@@ -98,7 +120,8 @@ class ZooKeeperServer:
                 ]
             )
         )
-        log4j = java.write_log4j(self.workdir / "log4j.properties")
+        log4j = self.workdir / "log4j.properties"
+        log4j.write_text(java.LOG4J_PROPERTIES + _AUDIT_LOG4J.format(file=self.audit_log))
         argv = java.java_argv(
             self.libs,
             "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -108,7 +131,11 @@ class ZooKeeperServer:
             heap="256m",
             log4j=log4j,
         )
-        argv[1:1] = ["-Dzookeeper.admin.enableServer=false", *self.jvm_options]
+        argv[1:1] = [
+            "-Dzookeeper.admin.enableServer=false",
+            "-Dzookeeper.audit.enable=true",
+            *self.jvm_options,
+        ]
         self.process = ManagedProcess(self.name, argv, self.workdir / "zookeeper.log")
         self.process.start()
 
