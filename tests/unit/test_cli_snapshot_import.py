@@ -9,6 +9,7 @@ the actual output) is exercised in ``tests/integration/test_snapshot_cli.py`` an
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -420,3 +421,58 @@ def test_topics_regex_matches_whole_names() -> None:
     assert pick.wanted == ["orders", "orders.v2"]
     internal = import_cmd.select_topics(names, set(), pattern=re.compile(r"__.*"), with_internal=True)
     assert internal.wanted == ["__consumer_offsets"] and internal.internal == []
+
+
+# --- kzo snapshot --sizes-from-cluster: checked before anything is read ---------------------------
+
+
+def _clusters_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: list[dict[str, object]]) -> None:
+    path = tmp_path / "clusters.yaml"
+    path.write_text(json.dumps({"clusters": entries}))
+    monkeypatch.setenv("KZO_CLUSTERS_FILE", str(path))
+    monkeypatch.delenv("KZO_ZOOKEEPER", raising=False)
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (
+            [{"name": "main", "zookeeper": "127.0.0.1:1", "bootstrapServers": "127.0.0.1:2"}],
+            "kzo snapshot: error: --sizes-from-cluster 'other': the operator's settings have no such "
+            "cluster (they have 'main'; the clusters file is KZO_CLUSTERS_FILE)\n",
+        ),
+        (
+            [{"name": "other", "zookeeper": "127.0.0.1:1"}],
+            "kzo snapshot: error: --sizes-from-cluster 'other': that cluster has no bootstrapServers in "
+            "the clusters file; add them (clusters[].bootstrapServers) or use --sizes-from-bootstrap HOST:PORT\n",
+        ),
+    ],
+)
+def test_sizes_from_a_cluster_the_settings_do_not_serve_is_one_line_before_zookeeper_is_read(
+    entries: list[dict[str, object]],
+    expected: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _clusters_file(tmp_path, monkeypatch, entries)
+    # 127.0.0.1:1 answers nothing: an error about the cluster comes before any connection
+    argv = [
+        "snapshot",
+        "--zookeeper",
+        "127.0.0.1:1",
+        "--connect-timeout",
+        "1",
+        "--sizes-from-cluster",
+        "other",
+    ]
+    assert cli_main.main(argv) == 2
+    assert capsys.readouterr().err == expected
+
+
+def test_the_two_sources_of_sizes_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["snapshot", "--zookeeper", "h:1", "--sizes-from-bootstrap", "h:2", "--sizes-from-cluster", "a"]
+    with pytest.raises(SystemExit) as raised:
+        cli_main.main(argv)
+    assert raised.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

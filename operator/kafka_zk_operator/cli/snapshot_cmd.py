@@ -18,7 +18,9 @@ Read-only: it reads ``/brokers/ids``, ``/brokers/topics``, ``/admin/delete_topic
   ``"reassigning"`` and stderr says how many partitions that concerns (``domain.reassignment.replica_views``
   explains how exact each list is on each Kafka version).
 * ``--sizes-from-bootstrap HOST:PORT`` adds ``"sizes"`` (bytes per partition, the largest
-  replica) from the brokers' DescribeLogDirs (needs kafka-python; plaintext listeners).
+  replica) from the brokers' DescribeLogDirs over a plaintext listener; ``--sizes-from-cluster
+  NAME`` does the same through the ``bootstrapServers`` and ``kafkaSecurity`` (TLS, SASL) of
+  cluster ``NAME`` in the operator's settings (``KZO_CLUSTERS_FILE``), as the operator connects.
 
 Progress is shown on stderr when it is a terminal; a summary and notes follow (``-q`` hides
 them). Errors (unreachable ZooKeeper, no cluster at the chroot, an output path that cannot be
@@ -79,10 +81,17 @@ def register(subparsers: Any) -> None:
         metavar="ID:RACK",
         help="rack of a broker that is down (not registered) but holds replicas; repeatable",
     )
-    parser.add_argument(
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument(
         "--sizes-from-bootstrap",
         metavar="HOST:PORT",
-        help="add partition sizes from the brokers' DescribeLogDirs (needs kafka-python)",
+        help="add partition sizes from the brokers' DescribeLogDirs (a plaintext listener)",
+    )
+    sizes.add_argument(
+        "--sizes-from-cluster",
+        metavar="NAME",
+        help="add partition sizes through the bootstrapServers and kafkaSecurity (TLS, SASL) of "
+        "cluster NAME in the operator's clusters file (KZO_CLUSTERS_FILE)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary or notes on stderr")
     parser.set_defaults(func=run)
@@ -141,13 +150,18 @@ def run(args: argparse.Namespace) -> int:
     connect = zk_reading.zookeeper_of(args)
     zk_reading.check_output(args.output)
     view = ReassignmentView(args.reassigning)
+    kafka = log_dir_sizes.cluster_connection(args.sizes_from_cluster) if args.sizes_from_cluster else None
     with zk_reading.read_only_store(connect, args.connect_timeout) as store:
         brokers = store.live_brokers()
         progress = zk_reading.Progress(
             f"kzo {COMMAND}: reading topics", 0, enabled=False if args.quiet else None
         )
         found = read_cluster(store, with_internal=args.with_internal, progress=progress)
-    sizes = log_dir_sizes.fetch_sizes(args.sizes_from_bootstrap) if args.sizes_from_bootstrap else None
+    sizes = None
+    if args.sizes_from_bootstrap:
+        sizes = log_dir_sizes.fetch_sizes(args.sizes_from_bootstrap)
+    elif kafka is not None:
+        sizes = log_dir_sizes.fetch_sizes(kafka[0], security=kafka[1], flag="--sizes-from-cluster")
     snapshot = snapshot_export.build(
         brokers, found.topics, view=view, offline_racks=dict(args.broker_rack), sizes=sizes
     )
