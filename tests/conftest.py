@@ -82,6 +82,7 @@ _KRAFT_FILES = frozenset(
         "tests/integration/test_kraft_stack.py",
         "tests/integration/test_admin_backend_kraft.py",
         "tests/e2e/test_kraft_parity.py",
+        "tests/e2e/test_kraft_cancel.py",
     }
 )
 #: The order work is handed to ``make test``'s workers (pytest-xdist, ``--dist loadgroup``): the

@@ -138,3 +138,9 @@ def test_throttles_and_a_reassignment_on_kraft(
         e.topic != unique_topic
         for e in backend.pending_reassignment().value  # type: ignore[union-attr]
     )
+    # A cancel that comes after the move finished, or names a topic KRaft does not know, is no error.
+    assert backend.can_cancel
+    backend.cancel_reassignment(
+        [model.TopicPartition(unique_topic, 0), model.TopicPartition(f"{unique_topic}-gone", 0)]
+    )
+    assert _kafkas_replicas(kraft_cluster, unique_topic) == {0: [2, 3]}

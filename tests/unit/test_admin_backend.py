@@ -1,13 +1,17 @@
 """adapters.kafka.admin_backend without a cluster: it is a ``service.backend.TopicBackend`` (mypy
 checks the typed assignment), refuses what is not a pure growth before asking Kafka, follows the
-declared line, and remembers its own writes (``own_writes``) for the reads that follow them."""
+declared line, remembers its own writes (``own_writes``) for the reads that follow them, and can
+cancel a running reassignment (the ZooKeeper store cannot)."""
 
 from __future__ import annotations
+
+from typing import cast
 
 import pytest
 
 from kafka_zk_operator.adapters.kafka import own_writes
 from kafka_zk_operator.adapters.kafka.admin_backend import ADMIN_LINE, AdminBackend
+from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors, model
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.service.backend import ReassignmentBackend, TopicBackend
@@ -27,6 +31,13 @@ def test_the_admin_backend_is_a_topic_backend() -> None:
 def test_the_admin_backend_is_a_reassignment_backend() -> None:
     backend: ReassignmentBackend = AdminBackend(NOWHERE, client_id="kzo-test")  # mypy checks the protocol
     assert backend.pending_preferred_election() is None
+    assert backend.can_cancel is True, "KIP-455: a running move can be cancelled"
+
+
+def test_the_zookeeper_store_cannot_cancel_a_running_reassignment() -> None:
+    assert ZkStore.can_cancel is False
+    with pytest.raises(errors.NotSupported, match="cannot cancel"):
+        ZkStore.cancel_reassignment(cast(ZkStore, None), [model.TopicPartition("t", 0)])
 
 
 def test_the_line_is_the_declared_one_else_the_newest_3x_with_its_basis() -> None:

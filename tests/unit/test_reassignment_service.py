@@ -50,6 +50,12 @@ class FakeZk:
         self.writes = 0
         self.line = kafka_lines.NEWEST
 
+    #: ZooKeeper mode: ``/admin/reassign_partitions`` runs to its end.
+    can_cancel = False
+
+    def cancel_reassignment(self, partitions: Sequence[znodes_admin.TopicPartition]) -> None:
+        raise errors.NotSupported("ZooKeeper mode cannot cancel")
+
     # reads
     def live_brokers(self) -> list[Broker]:
         return [Broker(b, r) for b, r in sorted(self.brokers.items())]

@@ -1,8 +1,9 @@
 """kopf handlers for PartitionReassignment: create, update, resume and a poll timer all run the same
-level-based step (``service.reassignment.reconcile``); delete waits for the batch in flight and
-removes the throttles (``service.reassignment.delete``). While a batch runs, the timer's handler
-stays on and takes the next step as soon as the controller deletes ``/admin/reassign_partitions``
-(a ZooKeeper watch, ``runtime.znode_signal``): the next batch starts as soon as the last ends.
+level-based step (``service.reassignment.reconcile``); delete waits for the batch in flight
+(ZooKeeper) or cancels it (the Admin API), and removes the throttles
+(``service.reassignment.delete``). While a batch runs, the timer's handler stays on and takes the
+next step as soon as the controller deletes ``/admin/reassign_partitions`` (a ZooKeeper watch,
+``runtime.znode_signal``): the next batch starts as soon as the last ends.
 
 The queue (one running reassignment per Kafka cluster, the rest ``Queued`` in creation order)
 comes from an index of the resources waiting to run (:data:`QUEUE`, fed by ``handlers.indexes``);

@@ -130,8 +130,8 @@ class ReassignmentBackend(TopicBackend, Protocol):
 
     ZooKeeper: ``/admin/reassign_partitions`` (one at a time, create only), versioned
     ``/config/<type>/<name>`` writes with change notifications, ``/admin/preferred_replica_election``.
-    Admin API: ListPartitionReassignments / AlterPartitionReassignments, DescribeConfigs +
-    IncrementalAlterConfigs of only the keys that change, ElectLeaders (PREFERRED).
+    Admin API: ListPartitionReassignments / AlterPartitionReassignments (also to cancel a move),
+    DescribeConfigs + IncrementalAlterConfigs of only the keys that change, ElectLeaders (PREFERRED).
     """
 
     def pending_reassignment(self) -> model.Versioned[list[model.PartitionReassignment]] | None:
@@ -143,6 +143,21 @@ class ReassignmentBackend(TopicBackend, Protocol):
     def create_reassignment(self, entries: Sequence[model.PartitionReassignment]) -> None:
         """Start moving ``entries`` to their targets. :raises ReassignmentInProgress: (ZooKeeper)
         another reassignment appeared meanwhile."""
+        ...
+
+    @property
+    def can_cancel(self) -> bool:
+        """Whether :meth:`cancel_reassignment` can stop a running move. Admin API: True (KIP-455).
+        ZooKeeper: False, ``/admin/reassign_partitions`` runs to its end (a stop or a deletion
+        waits for the batch in flight)."""
+        ...
+
+    def cancel_reassignment(self, partitions: Sequence[model.TopicPartition]) -> None:
+        """Cancel the moves of ``partitions``: Kafka puts back their replicas from before the move
+        (Admin API: AlterPartitionReassignments with no target). A partition that is not moving
+        (it finished meanwhile, or its topic is gone) is no error, so a repeat is harmless.
+
+        :raises NotSupported: (ZooKeeper) the backend cannot cancel (see :attr:`can_cancel`)."""
         ...
 
     def read_entity_config(self, entity_type: str, name: str) -> model.Versioned[dict[str, str]] | None:

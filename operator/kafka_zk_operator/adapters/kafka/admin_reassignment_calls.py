@@ -12,7 +12,9 @@ by the functions of ``adapters.kafka.admin_reassignments``:
   one IncrementalAlterConfigs with ``SET`` for what the change adds or alters and ``DELETE`` for
   what it removes, nothing when they are equal. There is no compare-and-set: a concurrent writer
   of the same key can be overwritten (the throttle code only touches the operator's own entries);
-* a preferred election is ElectLeaders(PREFERRED); Kafka runs it at once, so none is ever pending.
+* a preferred election is ElectLeaders(PREFERRED); Kafka runs it at once, so none is ever pending;
+* a running move can be cancelled (AlterPartitionReassignments with no target: Kafka puts back the
+  replicas from before it), which ZooKeeper mode cannot do: ``can_cancel`` is True.
 
 A mixin of ``AdminBackend``: it uses the class's client, error mapping and write counter.
 """
@@ -50,6 +52,23 @@ class ReassignmentCalls:
             (topic, partition), error = sorted(refused.items())[0]
             raise errors.InvalidSpec(
                 f"Kafka refused the reassignment of {len(refused)} partition(s), e.g. {topic}-{partition}: "
+                f"{error.message}"
+            )
+
+    #: AlterPartitionReassignments with no target cancels a running move (KIP-455).
+    can_cancel = True
+
+    def cancel_reassignment(self, partitions: Sequence[model.TopicPartition]) -> None:
+        """Cancel the moves of ``partitions`` (one request); a partition not moving, or whose topic
+        is gone, is skipped.
+
+        :raises ClusterUnavailable: Kafka refused some partition (the first refusal says why; the
+            next pass asks again)."""
+        refused = admin_reassignments.cancel(self._backend(), [(tp.topic, tp.partition) for tp in partitions])
+        if refused:
+            (topic, partition), error = sorted(refused.items())[0]
+            raise errors.ClusterUnavailable(
+                f"cancelling the reassignment of {len(refused)} partition(s) failed, e.g. {topic}-{partition}: "
                 f"{error.message}"
             )
 

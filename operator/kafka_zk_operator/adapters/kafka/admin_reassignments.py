@@ -24,7 +24,7 @@ for them, as kazoo's transactions do: the caller decides what a refused partitio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafka_zk_operator.adapters.kafka import admin_client, admin_errors, admin_results, own_writes
@@ -61,19 +61,20 @@ THROTTLE_KEYS: Mapping[str, frozenset[str]] = {
 #: DescribeConfigs' source of an entity's own overrides (what ``/config/<type>/<name>`` holds).
 _OWN_SOURCE = {"brokers": "DYNAMIC_BROKER_CONFIG", "topics": admin_results.TOPIC_OVERRIDE_SOURCE}
 _RESOURCE_TYPE = {"brokers": "BROKER", "topics": "TOPIC"}
-#: NO_REASSIGNMENT_IN_PROGRESS: cancelling a partition that does not move is no error.
-_NO_REASSIGNMENT_IN_PROGRESS = 85
+#: NO_REASSIGNMENT_IN_PROGRESS: cancelling a partition that does not move is no error; nor is
+#: UNKNOWN_TOPIC_OR_PARTITION (the topic was deleted meanwhile: nothing of it moves).
+_NOTHING_TO_CANCEL = frozenset({85, 3})
 
 
 def _partition_errors(
     backend: AdminBackend,
     answers: Iterable[tuple[Partition, int, str | None]],
     action: str,
-    ignored: int = -999,
+    ignored: Collection[int] = (),
 ) -> dict[Partition, errors.KzoError]:
     refused: dict[Partition, errors.KzoError] = {}
     for (topic, partition), code, message in answers:
-        if code in (0, ignored):
+        if code == 0 or code in ignored:
             continue
         error = admin_errors.error_for(
             code, message, action=f"{action} {topic}-{partition}", bootstrap=backend.bootstrap_servers
@@ -116,7 +117,7 @@ def submit(
 
 def cancel(backend: AdminBackend, partitions: Iterable[Partition]) -> dict[Partition, errors.KzoError]:
     """Stop the reassignment of ``partitions``: Kafka puts back their replicas from before it.
-    A partition that is not moving is no error."""
+    A partition that is not moving, or whose topic is gone, is no error."""
     request = {_topic_partition(t, p): None for t, p in sorted(set(partitions))}
     if not request:
         return {}
@@ -132,7 +133,7 @@ def cancel(backend: AdminBackend, partitions: Iterable[Partition]) -> dict[Parti
         backend,
         ((key, code, None) for key, code in codes),
         "cancelling the reassignment of",
-        _NO_REASSIGNMENT_IN_PROGRESS,
+        _NOTHING_TO_CANCEL,
     )
     if any(code == 0 for _, code in codes):
         backend._count_write()
@@ -177,7 +178,7 @@ def elect_preferred(
     ]
     backend._count_write()
     return _partition_errors(
-        backend, answers, "electing the preferred leader of", admin_errors.ELECTION_NOT_NEEDED
+        backend, answers, "electing the preferred leader of", {admin_errors.ELECTION_NOT_NEEDED}
     )
 
 

@@ -1,5 +1,5 @@
 """Admin requests in the ZooKeeper store: topic deletion markers, ``/admin/reassign_partitions``
-(only ever created, one at a time) and ``/admin/preferred_replica_election``."""
+(only ever created, one at a time, never cancelled) and ``/admin/preferred_replica_election``."""
 
 from __future__ import annotations
 
@@ -201,6 +201,15 @@ class AdminRequestStore(StoreBase):
                 "another partition reassignment is running (/admin/reassign_partitions exists); "
                 "waiting for it to finish"
             ) from exc
+
+    #: ZooKeeper mode cannot cancel ``/admin/reassign_partitions``: the controller runs it to its end.
+    can_cancel = False
+
+    def cancel_reassignment(self, partitions: Sequence[znodes_admin.TopicPartition]) -> None:
+        """:raises NotSupported: always (only the Admin API's AlterPartitionReassignments cancels)."""
+        raise errors.NotSupported(
+            "ZooKeeper mode cannot cancel a running /admin/reassign_partitions; the batch runs to its end"
+        )
 
     # ------------------------------------------------------------------ preferred election
 

@@ -12,8 +12,10 @@ znode, progress from the topic/state znodes, a preferred-leader election, the ne
 ``Completed`` | ``Stopped`` | ``Failed``, always with the operator's throttles removed.
 
 Batch bookkeeping lives in ``status.progress``: ``currentBatch`` (submitted or about to be) and
-``batchesDone``; a finished batch is never submitted again. Deleting the resource waits for the
-batch in flight (ZooKeeper cannot cancel it), then removes the throttles (:func:`delete`).
+``batchesDone``; a finished batch is never submitted again. A stop, or deleting the resource
+(:func:`delete`), waits for the batch in flight where the backend cannot cancel it (ZooKeeper) and
+cancels it at once where it can (the Admin API, ``domain.reassignment.stopping``); then the
+throttles are removed.
 
 The modules, in the order a reassignment meets them: ``entry`` (:func:`reconcile`, :func:`delete`),
 ``state`` (the :class:`~.state.Run` being built and its status patch), ``propose`` (proposal,

@@ -13,6 +13,8 @@ from kafka_zk_operator.domain.reassignment.defaults import defaults_for, with_de
 from kafka_zk_operator.domain.reassignment.progress import ZnodeOwner
 from kafka_zk_operator.domain.reassignment.resource import QueueRank, parse_resource, refresh_requested
 from kafka_zk_operator.domain.reassignment.status import TERMINAL, Phase, Why, has_phase_conditions
+from kafka_zk_operator.domain.reassignment.stopping import StopAction, decide_stop
+from kafka_zk_operator.domain.wording import counted
 from kafka_zk_operator.service.backend import ReassignmentBackend
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, propose, running, throttles
 from kafka_zk_operator.service.reassignment.running import parse_request_limits, submitted
@@ -107,7 +109,8 @@ def reconcile(
 def delete(
     ref: Ref, api: ReassignmentApi, store_for: Callable[[], ReassignmentBackend], *, settings: Settings, now: datetime
 ) -> Result:
-    """Cleanup before the finalizer goes: wait for the batch in flight, then remove throttles."""
+    """Cleanup before the finalizer goes: the batch in flight is cancelled where the backend can
+    (the Admin API), else waited for (ZooKeeper); then the throttles are removed."""
     body = api.get(ref)
     if body is None:
         return Result()
@@ -129,7 +132,18 @@ def delete(
             ours = observation.owner is ZnodeOwner.OURS or (
                 state.in_flight and submitted(run.progress, current)
             )
-            if ours and not state.dead_targets:
+            decision = decide_stop(
+                batches[current - 1], state, observation.listed, in_flight=ours, can_cancel=store.can_cancel
+            )
+            if decision.cancel:
+                execution.cancel_moves(store, decision.cancel)
+                run.event(
+                    "Normal",
+                    "BatchCancelled",
+                    f"Batch {current} cancelled (resource deleted): {counted(len(decision.cancel), 'partition')} "
+                    "go back to their replicas",
+                )
+            elif decision.action is StopAction.WAIT and not state.dead_targets:
                 message = (
                     f"Deleting: waiting for batch {current} to finish (ZooKeeper mode cannot cancel it); "
                     "throttles are removed afterwards."

@@ -10,6 +10,7 @@ reconcile in ``service.reassignment``) can repeat any step after a crash:
   computation for the batch, written as versioned config changes with notifications; removal
   undoes only the operator's part (``domain.reassignment.throttles``);
 * :func:`submit_batch` - create the reassignment znode (create only, never set);
+* :func:`cancel_moves` - cancel running moves, where the backend can (the Admin API);
 * :func:`elect_preferred_leaders` - ``/admin/preferred_replica_election`` for the batch's
   partitions whose first target replica is in sync but not leading.
 """
@@ -56,6 +57,8 @@ Key = tuple[TopicName, PartitionId]
 class BatchObservation:
     progress: BatchProgress
     owner: ZnodeOwner
+    #: Every partition Kafka lists as reassigning, with its target (empty: none, or unreadable).
+    listed: Mapping[Key, tuple[BrokerId, ...]]
     topics: Mapping[TopicName, TopicAssignment | None]
     states: Mapping[Key, PartitionState]
     live: frozenset[BrokerId]
@@ -114,7 +117,10 @@ def observe_batch(
         started_at=started_at,
         stuck_after_seconds=stuck_after_seconds,
     )
-    return BatchObservation(progress=progress, owner=owner, topics=topics, states=states, live=live)
+    listed = {(t, p): replicas for t, p, replicas in entries or []}
+    return BatchObservation(
+        progress=progress, owner=owner, listed=listed, topics=topics, states=states, live=live
+    )
 
 
 # ------------------------------------------------------------------ throttles
@@ -182,7 +188,13 @@ def remove_throttle(store: ReassignmentBackend, record: ThrottleRecord) -> None:
             continue  # deleted meanwhile: its config went with it
 
 
-# ------------------------------------------------------------------ submission and leaders
+# ------------------------------------------------------------------ submission, cancel and leaders
+def cancel_moves(store: ReassignmentBackend, partitions: Sequence[Key]) -> None:
+    """Cancel the moves of ``partitions`` (only where ``store.can_cancel``): Kafka puts back their
+    replicas from before. Idempotent: a partition no longer moving is no error."""
+    store.cancel_reassignment([TopicPartition(t, p) for t, p in partitions])
+
+
 def submit_batch(store: ReassignmentBackend, moves: Sequence[PartitionMove]) -> None:
     """Create ``/admin/reassign_partitions`` with the moves' targets.
 

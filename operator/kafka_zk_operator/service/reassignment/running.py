@@ -1,5 +1,6 @@
 """Running the approved plan batch by batch: submit, follow progress, elect preferred leaders,
-stop on request, and end when every batch is done."""
+stop on request (after the batch in flight, or at once where the backend can cancel it:
+``domain.reassignment.stopping``), and end when every batch is done."""
 
 from __future__ import annotations
 
@@ -16,9 +17,15 @@ from kafka_zk_operator.domain.reassignment.request import BatchLimits, parse_req
 from kafka_zk_operator.domain.reassignment.resource import ReassignmentResource, stop_requested
 from kafka_zk_operator.domain.reassignment.status import Phase, Why, timestamp
 from kafka_zk_operator.domain.reassignment.status_record import Progress
+from kafka_zk_operator.domain.reassignment.stopping import (
+    StopAction,
+    StopDecision,
+    decide_stop,
+    stopped_message,
+)
 from kafka_zk_operator.domain.reassignment.validation import submission_problems, unregistered_targets
 from kafka_zk_operator.domain.timestamps import parse_timestamp
-from kafka_zk_operator.domain.wording import counted
+from kafka_zk_operator.domain.wording import counted, listed
 from kafka_zk_operator.service.reassignment import execution, finish, proposals, queueing, throttles
 from kafka_zk_operator.service.reassignment.state import Key, Run
 
@@ -86,6 +93,14 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
             continue
         run.set_progress(partitions_done=done_before + len(state.done))
         if observation.owner is ZnodeOwner.OURS or (state.in_flight and submitted(progress, current)):
+            if stop:
+                can_cancel = run.zk().can_cancel
+                decision = decide_stop(
+                    batch, state, observation.listed, in_flight=True, can_cancel=can_cancel
+                )
+                if decision.action is not StopAction.WAIT:
+                    stop_during_batch(run, decision, current, total, done_before, len(moves))
+                    return
             if not progress.batch_started_at:  # submitted just before a crash: not announced yet
                 run.set_progress(batch_started_at=timestamp(run.now))
                 run.event(
@@ -108,6 +123,11 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
                 done_before,
             )
             return
+        if stop and submitted(progress, current) and run.zk().can_cancel:
+            # Cancelled by an earlier pass that ended before its verdict: end it the same way.
+            decision = decide_stop(batch, state, observation.listed, in_flight=False, can_cancel=True)
+            stop_during_batch(run, decision, current, total, done_before, len(moves))
+            return
         if observation.owner in (ZnodeOwner.FOREIGN, ZnodeOwner.INVALID):
             queueing.wait_external(run, Phase.RUNNING, observation.owner)
             return
@@ -125,6 +145,21 @@ def run_batches(run: Run, plan: tuple[Sequence[PartitionMove], BatchLimits] | No
         submit(run, current, total, batch, state.pending)
         return
     raise errors.KzoError("internal error: the batch loop did not settle")
+
+
+def stop_during_batch(
+    run: Run, decision: StopDecision, current: int, total: int, done_before: int, partitions: int
+) -> None:
+    """A stop that does not wait for the batch (the backend can cancel): cancel what of it still
+    moves, then end the run with its throttles removed."""
+    if decision.cancel:
+        execution.cancel_moves(run.zk(), decision.cancel)
+        shown = listed(f"{t}-{p}" for t, p in decision.cancel)
+        run.event(
+            "Normal", "BatchCancelled", f"Batch {current} of {total} cancelled on request: {shown} go back"
+        )
+    message = stopped_message(decision, current, total, done_before, partitions)
+    finish.finish_run(run, Phase.STOPPED, Why.STOPPED, message, done_before + decision.moved)
 
 
 def report_in_flight(run: Run, current: int, total: int, state: BatchProgress, stop: bool) -> None:
