@@ -142,7 +142,7 @@ def metadata_version_line(level: int) -> KafkaLine | None:
 
 def registration_range(registration_version: int) -> tuple[KafkaLine, KafkaLine]:
     """The oldest and newest line a broker writing this ``/brokers/ids`` version may run."""
-    return _REGISTRATION_RANGES.get(registration_version, (OLDEST_LINE, NEWEST_LINE))
+    return _REGISTRATION_RANGES.get(registration_version, (OLDEST_LINE, NEWEST_ZK_LINE))
 
 
 @dataclass(frozen=True, slots=True)
