@@ -2,7 +2,8 @@
 """Write ``operator/kafka_zk_operator/domain/kafka/kafka_topic_configs.json`` from each Kafka line's own classes.
 
 For every line the operator supports (``devstack.topic_config_facts.RELEASES``: the newest patch of
-each line, 0.10.0.1 to 3.9.2) the jars are fetched from Maven Central (cached), the line's
+each line, 0.10.0.1 to 3.9.2 and the KRaft-only 4.0.2 and 4.1.2) the jars are fetched from Maven
+Central (cached), the line's
 ``LogConfig`` definition is read by ``TopicConfigFacts dump`` in a JVM, and the result is written
 as one checked-in table that ``domain.kafka.topic_configs`` loads. A validator the table cannot express
 stops the script: map it in ``TopicConfigFacts.java`` and ``domain/kafka/topic_configs.py`` first.
@@ -10,11 +11,14 @@ stops the script: map it in ``TopicConfigFacts.java`` and ``domain/kafka/topic_c
 and compares.
 
 Usage: ``.venv/bin/python scripts/generate-topic-config-table.py`` (first run: ~20 s a line to
-fetch the jars; later runs ~1 min for all 25 lines on a 2-core machine).
+fetch the jars; later runs ~1 min for all 27 lines on a 2-core machine). With ``--lines 4.0,4.1``
+only those lines are dumped again and the others are kept as the checked-in table has them (how
+the 4.0 and 4.1 lines were added; a full run writes the same bytes for the lines it keeps).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -54,10 +58,29 @@ def render(lines: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--lines",
+        default="",
+        help="comma-separated lines to dump again (e.g. 4.0,4.1); the others stay as checked in",
+    )
+    args = parser.parse_args(argv)
+    only = [name.strip() for name in args.lines.split(",") if name.strip()]
+    unknown = [name for name in only if name not in RELEASES]
+    if unknown:
+        print(f"--lines: {', '.join(unknown)} not in RELEASES ({', '.join(RELEASES)})", file=sys.stderr)
+        return 2
+    kept: dict[str, dict[str, Any]] = json.loads(TABLE.read_text(encoding="utf-8"))["lines"] if only else {}
     lines: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as work:
         for name, release in RELEASES.items():
+            if only and name not in only:
+                if name not in kept:
+                    print(f"the table has no {name} line to keep: add it to --lines", file=sys.stderr)
+                    return 2
+                lines[name] = kept[name]
+                continue
             print(f"Kafka {release} ...", file=sys.stderr, flush=True)
             facts = LineFacts(release, Path(work)).dump()
             odd = {

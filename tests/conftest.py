@@ -76,7 +76,8 @@ _KAFKA_LINE_FILES = frozenset(
     }
 )
 #: Test files on the native KRaft cluster (``kraft_cluster``, kept for the whole session): one
-#: worker runs them all, so that it starts once per run.
+#: worker runs them all, so that it starts once per run (``test_kraft_parity.py`` also starts a 4.x
+#: cluster of its own, ~2 min of that worker's time).
 _KRAFT_FILES = frozenset(
     {
         "tests/integration/test_kraft_stack.py",

@@ -18,7 +18,9 @@ from kafka_zk_operator.devstack import artifacts, java
 from kafka_zk_operator.devstack.kraft import KRaftSpec, KRaftStack
 from kafka_zk_operator.devstack.stack import BrokerInfo
 
-#: Kafka's topic tool (``bin/kafka-topics.sh``) in 3.9's kafka-tools jar.
+#: The newest KRaft-only release the stack runs (4.x has no ZooKeeper mode): the parity tests' second cluster.
+KAFKA_4_VERSION = artifacts.KRAFT_ONLY_KAFKA_VERSIONS[-1]
+#: Kafka's topic tool (``bin/kafka-topics.sh``) in the kafka-tools jar (3.5 and later, 4.x too).
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 #: Kafka's quorum tool (``bin/kafka-metadata-quorum.sh``).
 QUORUM_COMMAND = "org.apache.kafka.tools.MetadataQuorumCommand"

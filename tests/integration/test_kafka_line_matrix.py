@@ -102,7 +102,7 @@ def _edges(
 def edge_configs(line: kafka_lines.KafkaLine) -> list[dict[str, str]]:
     """``TOPICS_PER_LINE`` configs that together carry every edge value of the line."""
     entry = TABLE["lines"][kafka_lines.line_name(line)]["configs"]
-    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_LINE)]["configs"]
+    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_ZK_LINE)]["configs"]
     versions = newest["message.format.version"]["validator"]["values"]
     configs: list[dict[str, str]] = [{} for _ in range(TOPICS_PER_LINE)]
     for key, spec in entry.items():
@@ -119,7 +119,7 @@ def edge_configs(line: kafka_lines.KafkaLine) -> list[dict[str, str]]:
 def newer_only_values(line: kafka_lines.KafkaLine) -> dict[str, str]:
     """One value a newer line accepts that ``line`` refuses, per key that has one."""
     entry = TABLE["lines"][kafka_lines.line_name(line)]["configs"]
-    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_LINE)]["configs"]
+    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_ZK_LINE)]["configs"]
     found: dict[str, str] = {}
     for key in ("compression.type", "cleanup.policy", "message.format.version"):
         ours, theirs = entry[key]["validator"], newest[key]["validator"]

@@ -20,8 +20,8 @@ line (``devstack/assets/TopicConfigFacts.java``):
      (accepted by every validator, refused by the log layer).
 
 Also pairs of keys Kafka checks against each other. Measured: 390 to 710 probes a line, 0
-dangerous, 0 unexplained disagreements on every one of the 25 lines in the table (the test runs
-the lines ``make test`` runs; all 25 were run by hand when the table was generated).
+dangerous, 0 unexplained disagreements on every one of the 27 lines in the table (the test runs
+the lines ``make test`` runs; all 27 were run by hand when the table was generated).
 
 Needs Java 17 (``java`` and ``javac``); fails, never skips, when they or the jars are missing.
 """
@@ -44,9 +44,10 @@ from kafka_zk_operator.domain.topic import config as tc
 TABLE = json.loads(
     (Path(topic_configs.__file__).parent / topic_configs.TABLE_FILE).read_text(encoding="utf-8")
 )
-#: The line of each release ``make test`` runs.
+#: The line of each release ``make test`` runs (ZooKeeper mode, and the KRaft-only 4.x of the KRaft stack).
 TESTED: dict[str, str] = {
-    kafka_lines.line_name(kafka_lines.parse_line(v)): v for v in artifacts.TESTED_KAFKA_VERSIONS
+    kafka_lines.line_name(kafka_lines.parse_line(v)): v
+    for v in (*artifacts.TESTED_KAFKA_VERSIONS, *artifacts.KRAFT_ONLY_KAFKA_VERSIONS)
 }
 
 TESTED_LINES: list[str] = sorted(TESTED, key=kafka_lines.parse_line)
@@ -112,7 +113,7 @@ _PAIRS = (
 
 def _probes(line: str) -> list[dict[str, str]]:
     configs = TABLE["lines"][line]["configs"]
-    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_LINE)]["configs"]
+    newest = TABLE["lines"][kafka_lines.line_name(kafka_lines.NEWEST_ZK_LINE)]["configs"]
     seen: set[tuple[tuple[str, str], ...]] = set()
     probes: list[dict[str, str]] = []
 

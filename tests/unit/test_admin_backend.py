@@ -5,7 +5,7 @@ cancel a running reassignment (the ZooKeeper store cannot)."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -40,12 +40,45 @@ def test_the_zookeeper_store_cannot_cancel_a_running_reassignment() -> None:
         ZkStore.cancel_reassignment(cast(ZkStore, None), [model.TopicPartition("t", 0)])
 
 
-def test_the_line_is_the_declared_one_else_the_newest_3x_with_its_basis() -> None:
-    assert ADMIN_LINE == kafka_lines.NEWEST_LINE and ADMIN_LINE >= (3, 0, 0)
-    inferred = AdminBackend(NOWHERE, client_id="kzo-test").cluster_line()
-    assert inferred.line == ADMIN_LINE and not inferred.declared and "Admin API (KRaft)" in inferred.basis
-    declared = AdminBackend(NOWHERE, client_id="kzo-test", kafka_version=(3, 4, 0)).cluster_line([])
-    assert declared.line == (3, 4, 0) and declared.declared
+class _Features:
+    """What ``KafkaAdminClient.describe_features`` answers, counting the calls."""
+
+    def __init__(self, features: dict[str, Any]) -> None:
+        self.features, self.calls = features, 0
+
+    def describe_features(self) -> dict[str, Any]:
+        self.calls += 1
+        return self.features
+
+
+def _backend_answering(features: dict[str, Any], **kwargs: Any) -> tuple[AdminBackend, _Features]:
+    backend = AdminBackend(NOWHERE, client_id="kzo-test", **kwargs)
+    fake = _Features(features)
+    backend._admin = fake  # the client _call hands to each request
+    return backend, fake
+
+
+def test_the_line_is_the_declared_one_without_asking_kafka() -> None:
+    backend, fake = _backend_answering({}, kafka_version=(4, 1, 0))
+    declared = backend.cluster_line([])
+    assert declared.line == (4, 1, 0) and declared.declared and fake.calls == 0
+
+
+def test_the_line_comes_from_the_finalized_metadata_version_and_is_reused() -> None:
+    backend, fake = _backend_answering(
+        {"metadata.version": {"supported": (7, 27), "finalized": (27, 27), "finalized_epoch": 5}}
+    )
+    inferred = backend.cluster_line()
+    assert inferred.line == (4, 1, 0) and not inferred.declared
+    assert "finalized metadata.version is level 27" in inferred.basis
+    assert backend.cluster_line().line == (4, 1, 0) and fake.calls == 1  # within LINE_TTL_S
+
+
+def test_without_a_finalized_metadata_version_the_line_is_the_newest_3x() -> None:
+    assert ADMIN_LINE == kafka_lines.NEWEST_ZK_LINE == (3, 9, 0)
+    backend, _ = _backend_answering({"metadata.version": {"supported": (1, 21)}})  # ZooKeeper-mode brokers
+    inferred = backend.cluster_line()
+    assert inferred.line == ADMIN_LINE and not inferred.declared and "no finalized metadata.version" in inferred.basis
 
 
 @pytest.mark.parametrize("new", [{}, {3: (1,)}, {2: (1,), 4: (2,)}, {1: (1,)}])

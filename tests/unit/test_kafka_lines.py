@@ -18,6 +18,8 @@ from kafka_zk_operator.domain.kafka import lines as kafka_lines
         ("0.10.2.2", (0, 10, 2)),
         ("0.11.0.3", (0, 11, 0)),
         ("1.0", (1, 0, 0)),
+        ("4.0", (4, 0, 0)),
+        ("4.1.2", (4, 1, 0)),
     ],
 )
 def test_parse_line(text: str, line: kafka_lines.KafkaLine) -> None:
@@ -27,7 +29,8 @@ def test_parse_line(text: str, line: kafka_lines.KafkaLine) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("4.0", "Kafka 4.0 is not supported"),
+        ("4.2", "Kafka 4.2 is not supported"),
+        ("5.0", "Kafka 5.0 is not supported"),
         ("0.9.0.1", "Kafka 0.9.0 is not supported"),
         ("2.10", "Kafka 2.10 is not supported"),
         ("0.10", "is not a Kafka version"),
@@ -112,3 +115,66 @@ def test_an_unparseable_reassignment_znode_is_described_as_the_clusters_controll
     assert says in effect
     if line < (2, 0, 0):
         assert "ignores" not in effect, "1.1 and older run what they can parse of it (defect 4)"
+
+
+def test_the_refusal_names_both_modes_ranges() -> None:
+    with pytest.raises(ValueError) as refused:
+        kafka_lines.parse_line("4.2")
+    assert str(refused.value) == (
+        "Kafka 4.2 is not supported: the operator manages ZooKeeper-mode clusters of Kafka 0.10.0 to 3.9 "
+        "and KRaft clusters of Kafka 3.3 to 4.1"
+    )
+
+
+def test_the_4x_lines_are_kraft_only_and_zookeeper_mode_ends_at_3_9() -> None:
+    assert kafka_lines.KRAFT_ONLY_LINES == ((4, 0, 0), (4, 1, 0))
+    assert kafka_lines.NEWEST_LINE == (4, 1, 0) and kafka_lines.NEWEST_ZK_LINE == (3, 9, 0)
+    assert (*kafka_lines.ZK_LINES, *kafka_lines.KRAFT_ONLY_LINES) == kafka_lines.SUPPORTED_LINES
+    assert [kafka_lines.runs_zookeeper(line) for line in ((3, 9, 0), (4, 0, 0), (4, 1, 0))] == [True, False, False]
+    assert all(kafka_lines.runs_kraft(line) for line in kafka_lines.KRAFT_ONLY_LINES)
+    assert kafka_lines.NEWEST_ZK.line == (3, 9, 0)
+
+
+@pytest.mark.parametrize("version", [1, 2, 4, 5])
+def test_no_registration_allows_a_4x_broker(version: int) -> None:
+    """ZooKeeper-mode brokers register /brokers/ids; no 4.x broker runs in that mode."""
+    assert kafka_lines.registration_range(version)[1] == (3, 9, 0)
+    with pytest.raises(errors.KafkaLineMismatch, match=r"only Kafka 3\.9 or older writes"):
+        kafka_lines.cluster_line({1: version}, (4, 0, 0))
+
+
+@pytest.mark.parametrize(
+    ("level", "line"),
+    [
+        (0, None),
+        (1, (3, 0, 0)),  # 3.0-IV1
+        (7, (3, 3, 0)),  # 3.3-IV3, the oldest 4.x brokers still run
+        (21, (3, 9, 0)),  # 3.9-IV0
+        (22, (4, 0, 0)),  # 4.0-IV0
+        (25, (4, 0, 0)),  # 4.0-IV3, 4.0's newest production level
+        (26, (4, 1, 0)),  # 4.1-IV0
+        (27, (4, 1, 0)),  # 4.1-IV1, what a 4.1.2 cluster is formatted with
+        (28, (4, 1, 0)),  # 4.2-IV0: a newer Kafka gets the newest rules the operator has
+    ],
+)
+def test_metadata_version_line(level: int, line: kafka_lines.KafkaLine | None) -> None:
+    assert kafka_lines.metadata_version_line(level) == line
+
+
+FALLBACK = kafka_lines.ClusterLine((3, 9, 0), basis="fallback")
+
+
+def test_kraft_cluster_line_declared_wins_else_metadata_version_else_fallback() -> None:
+    declared = kafka_lines.kraft_cluster_line(27, (4, 0, 0), FALLBACK)
+    assert declared.line == (4, 0, 0) and declared.declared
+    inferred = kafka_lines.kraft_cluster_line(27, None, FALLBACK)
+    assert inferred.line == (4, 1, 0) and not inferred.declared
+    assert inferred.describe() == (
+        "Kafka 4.1 (its finalized metadata.version is level 27, which Kafka 4.1 introduced; set "
+        "kafkaVersion in the operator's cluster settings to the oldest line the brokers run to use its rules)"
+    )
+    assert "newer than Kafka 4.1, the newest line the operator knows" in kafka_lines.kraft_cluster_line(
+        30, None, FALLBACK
+    ).basis
+    assert kafka_lines.kraft_cluster_line(None, None, FALLBACK) is FALLBACK
+    assert kafka_lines.kraft_cluster_line(0, None, FALLBACK) is FALLBACK

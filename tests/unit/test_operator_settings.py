@@ -536,8 +536,8 @@ def test_kafka_version_from_the_environment() -> None:
     ("snippet", "expected"),
     [
         (
-            '    kafkaVersion: "4.0"\n',
-            "clusters[0].kafkaVersion: Kafka 4.0 is not supported: the operator manages",
+            '    kafkaVersion: "4.2"\n',
+            "clusters[0].kafkaVersion: Kafka 4.2 is not supported: the operator manages",
         ),
         ("    kafkaVersion: 0.10\n", "clusters[0].kafkaVersion: '0.1' is not a Kafka version"),
         (
@@ -549,6 +549,37 @@ def test_kafka_version_from_the_environment() -> None:
 )
 def test_a_bad_kafka_version_is_one_line(tmp_path: Path, snippet: str, expected: str) -> None:
     assert expected in _file_error(tmp_path, CLUSTER + snippet)
+
+
+@pytest.mark.parametrize("version", ["4.0", "4.1", "4.1.2"])
+def test_a_zookeeper_mode_cluster_refuses_kafka_4_in_one_line(tmp_path: Path, version: str) -> None:
+    message = _file_error(tmp_path, CLUSTER + f'    kafkaVersion: "{version}"\n')
+    line = ".".join(version.split(".")[:2])
+    assert message.endswith(
+        f"clusters[0].kafkaVersion: Kafka {line} has no ZooKeeper mode (Kafka 4.0 removed it), and this "
+        "cluster has zookeeper: a ZooKeeper-mode cluster runs Kafka 3.9 or older; for a KRaft cluster "
+        "give bootstrapServers and no zookeeper"
+    )
+    assert "\n" not in message
+    # a migration's cluster (zookeeper and bootstrapServers) runs ZooKeeper-mode brokers too
+    both = CLUSTER + "    bootstrapServers: kafka-0:9092\n" + f'    kafkaVersion: "{version}"\n'
+    assert "has no ZooKeeper mode (Kafka 4.0 removed it)" in _file_error(tmp_path, both)
+
+
+def test_kzo_kafka_version_4_is_refused_with_kzo_zookeeper() -> None:
+    message = _error(_zk(KZO_KAFKA_VERSION="4.0"))
+    assert message.startswith("KZO_KAFKA_VERSION: Kafka 4.0 has no ZooKeeper mode (Kafka 4.0 removed it)")
+    assert load(_zk(KZO_KAFKA_VERSION="3.9")).clusters[0].kafka_version == (3, 9, 0)
+
+
+@pytest.mark.parametrize(("version", "line"), [("4.0", (4, 0, 0)), ("4.1", (4, 1, 0)), ("4.1.2", (4, 1, 0))])
+def test_a_kraft_cluster_accepts_kafka_4(tmp_path: Path, version: str, line: tuple[int, int, int]) -> None:
+    path = tmp_path / "clusters.yaml"
+    path.write_text(
+        f'clusters:\n  - name: k\n    bootstrapServers: kafka-0:9092\n    kafkaVersion: "{version}"\n'
+    )
+    (cluster,) = load({"KZO_CLUSTERS_FILE": str(path)}).clusters
+    assert cluster.zookeeper is None and cluster.kafka_version == line
 
 
 # --- 8. API connections -----------------------------------------------------------------------------

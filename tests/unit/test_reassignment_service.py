@@ -48,7 +48,7 @@ class FakeZk:
         self.lose_election_reply = False
         self.leaders: dict[tuple[str, int], int] = {}
         self.writes = 0
-        self.line = kafka_lines.NEWEST
+        self.line = kafka_lines.NEWEST_ZK
 
     #: ZooKeeper mode: ``/admin/reassign_partitions`` runs to its end.
     can_cancel = False

@@ -30,6 +30,8 @@ def test_every_default_passes_its_own_lines_validator(line: KafkaLine) -> None:
     for name, key in tc.keys_of(line).items():
         if name == "message.format.version":
             continue  # its default is computed from inter.broker.protocol.version, not a literal
+        if name == "internal.segment.bytes":
+            continue  # 4.1's internal override has no default: segment.bytes applies
         assert key.problem_with(key.default) is None, (name, key.default)
 
 
@@ -47,7 +49,7 @@ def test_value_only_newer_lines_accept_is_refused_naming_the_line(
 ) -> None:
     ((name, value),) = config.items()
     assert problems(config, first_line) == []
-    assert problems(config, kafka_lines.NEWEST_LINE) == []
+    assert problems(config, kafka_lines.NEWEST_ZK_LINE) == []
     found = problems(config, refused_before)
     assert len(found) == 1
     assert found[0].startswith(f"{name}={value!r}: ")
@@ -129,3 +131,38 @@ def test_an_index_smaller_than_one_entry_is_refused_on_every_line(line: KafkaLin
     (found,) = problems({"segment.index.bytes": "11"}, line)
     assert found.startswith("segment.index.bytes='11': must be at least 12")
     assert problems({"segment.index.bytes": "12"}, line) == []
+
+
+KAFKA_4_REMOVED = ("message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms")
+
+
+@pytest.mark.parametrize("line", kafka_lines.KRAFT_ONLY_LINES, ids=kafka_lines.line_name)
+def test_kafka_4_has_no_message_format_downconversion_or_timestamp_difference(line: KafkaLine) -> None:
+    """Kafka 4.0 removed them (KIP-724, KIP-896; KAFKA-17393): its LogConfig.validate refuses them
+    as "Unknown topic config name" (the generator's JVM probe on 4.0.2 and 4.1.2)."""
+    keys = tc.keys_of(line)
+    for name in KAFKA_4_REMOVED:
+        assert name in tc.keys_of((3, 9, 0)) and name not in keys
+    assert problems({"message.format.version": "3.0"}, line) == [
+        f"message.format.version: Kafka 3.9 was the last line with this config; this cluster runs Kafka "
+        f"{kafka_lines.line_name(line)}"
+    ]
+    assert problems({"message.format.version": "3.0"}, (3, 9, 0)) == []
+
+
+def test_kafka_4_1_needs_segments_of_a_mebibyte_and_has_internal_segment_bytes() -> None:
+    assert problems({"segment.bytes": "1000"}, (4, 0, 0)) == []
+    assert problems({"segment.bytes": "1000"}, (4, 1, 0)) == ["segment.bytes='1000': must be at least 1048576"]
+    assert problems({"segment.bytes": "1048576"}, (4, 1, 0)) == []
+    assert problems({"internal.segment.bytes": "1000"}, (4, 1, 0)) == []
+    (too_old,) = problems({"internal.segment.bytes": "1000"}, (4, 0, 0))
+    assert too_old.startswith("internal.segment.bytes: needs Kafka 4.1 or later")
+
+
+def test_kafka_4_defaults_and_the_zookeeper_line_for_hints() -> None:
+    assert tc.keys_of((4, 0, 0))["message.timestamp.after.max.ms"].default == "3600000"
+    assert tc.keys_of((3, 9, 0))["message.timestamp.after.max.ms"].default == "9223372036854775807"
+    assert tc.keys_of((4, 1, 0))["remote.log.copy.disable"].since == (3, 9, 0)
+    assert set(tc.TOPIC_CONFIG_KEYS) == set(tc.keys_of(kafka_lines.NEWEST_ZK_LINE))
+    assert tc.config_warnings({"message.timestamp.difference.max.ms": "1"}) != []  # 3.9's rules by default
+    assert tc.keys_unknown_to({"message.format.version": "3.0"}, (4, 1, 2)) == ["message.format.version"]

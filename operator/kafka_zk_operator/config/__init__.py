@@ -37,7 +37,10 @@ Environment variables (the Helm chart sets them; every one has a default):
 
     ``kafkaVersion`` ("0.10.0" ... "3.9"; a full version such as "2.8.2" works too) selects the
     rules for topic configs and config-change notifications. Without it the operator infers the
-    oldest line the brokers' ``/brokers/ids`` registrations allow (``domain.kafka.lines``).
+    oldest line the brokers' ``/brokers/ids`` registrations allow (``domain.kafka.lines``). A KRaft
+    cluster (``bootstrapServers``, no ``zookeeper``) may also name "4.0" or "4.1"; without it its
+    line is the one that introduced its finalized ``metadata.version``. A cluster with
+    ``zookeeper`` refuses 4.x: Kafka 4.0 removed ZooKeeper mode.
 
 ``KZO_ZOOKEEPER`` / ``KZO_CLUSTER_NAME`` / ``KZO_KAFKA_VERSION``
     Shortcut for a single cluster without a file (name defaults to ``default``).
@@ -104,7 +107,12 @@ import socket
 import uuid
 from collections.abc import Mapping
 
-from kafka_zk_operator.config.clusters_file import clusters_from_file, connect_string, kafka_version
+from kafka_zk_operator.config.clusters_file import (
+    clusters_from_file,
+    connect_string,
+    kafka_version,
+    zookeeper_mode_line,
+)
 from kafka_zk_operator.config.settings import DEFAULT_WORKER_LIMIT
 from kafka_zk_operator.config.settings import ClusterSettings as ClusterSettings
 from kafka_zk_operator.config.settings import LeaderElectionSettings as LeaderElectionSettings
@@ -124,7 +132,11 @@ def _cluster_from_env(env: Mapping[str, str]) -> ClusterSettings:
     return ClusterSettings(
         name=name,
         zookeeper=ZkConnectionSettings(connect=connect, session_timeout_s=18.0),
-        kafka_version=kafka_version(env.get("KZO_KAFKA_VERSION", "").strip(), "KZO_KAFKA_VERSION"),
+        kafka_version=zookeeper_mode_line(
+            kafka_version(env.get("KZO_KAFKA_VERSION", "").strip(), "KZO_KAFKA_VERSION"),
+            "KZO_KAFKA_VERSION",
+            "KZO_ZOOKEEPER serves the cluster through ZooKeeper",
+        ),
     )
 
 

@@ -178,6 +178,7 @@ def _cluster_from_dict(raw: object, where: str) -> ClusterSettings:
             "a KRaft cluster, bootstrapServers (the brokers' listeners, e.g. 'kafka-0:9092,kafka-1:9092')"
         )
     connect = connect_string(raw.get("zookeeper"), f"{where}.zookeeper")
+    zookeeper_mode_line(line, f"{where}.kafkaVersion", "this cluster has zookeeper")
     sasl = None
     s = subsection(raw, "sasl", where)
     if s is not None:
@@ -313,6 +314,23 @@ def kafka_version(value: object, what: str) -> kafka_lines.KafkaLine | None:
     except ValueError as exc:
         hint = ' (YAML read it as a number: quote the version, e.g. "0.10.2")' if number else ""
         raise SettingsError(f"{what}: {exc}{hint}") from None
+
+
+def zookeeper_mode_line(
+    line: kafka_lines.KafkaLine | None, what: str, why: str
+) -> kafka_lines.KafkaLine | None:
+    """``line`` if a ZooKeeper-mode cluster can run it (3.9 or older).
+
+    :raises SettingsError: a 4.x line: Kafka 4.0 removed ZooKeeper mode.
+    """
+    if line is not None and not kafka_lines.runs_zookeeper(line):
+        raise SettingsError(
+            f"{what}: Kafka {kafka_lines.line_name(line)} has no ZooKeeper mode (Kafka 4.0 removed it), "
+            f"and {why}: a ZooKeeper-mode cluster runs Kafka "
+            f"{kafka_lines.line_name(kafka_lines.NEWEST_ZK_LINE)} or older; for a KRaft cluster give "
+            "bootstrapServers and no zookeeper"
+        )
+    return line
 
 
 def _yaml_problem(exc: Exception) -> str:

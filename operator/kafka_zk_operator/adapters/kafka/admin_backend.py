@@ -38,12 +38,16 @@ from kafka_zk_operator.domain import errors, model
 from kafka_zk_operator.domain.kafka import lines as kafka_lines
 from kafka_zk_operator.domain.topic.plan import ObservedTopic
 
-#: The line whose rules apply when ``kafkaVersion`` is not set: the newest 3.x the operator models.
-ADMIN_LINE: kafka_lines.KafkaLine = max(line for line in kafka_lines.SUPPORTED_LINES if line >= (3, 0, 0))
+#: The line whose rules apply when neither ``kafkaVersion`` nor a finalized ``metadata.version``
+#: tells (ZooKeeper-mode brokers during a migration): the newest 3.x, the newest ZooKeeper-mode line.
+ADMIN_LINE: kafka_lines.KafkaLine = kafka_lines.NEWEST_ZK_LINE
 ADMIN_LINE_BASIS = (
-    "the Admin API (KRaft) shows no broker registration versions, so the operator follows its newest "
-    "3.x line; set kafkaVersion in the operator's cluster settings to change that"
+    "the Admin API shows no broker registration versions and the cluster has no finalized "
+    "metadata.version, so the operator follows its newest 3.x line; set kafkaVersion in the "
+    "operator's cluster settings to change that"
 )
+#: How long the line read from the cluster's ``metadata.version`` is reused before it is read again.
+LINE_TTL_S = 60.0
 #: Topic-level Metadata codes of a topic that exists but is not fully led yet.
 _STILL_LEADING = frozenset({5, 9})  # LEADER_NOT_AVAILABLE, REPLICA_NOT_AVAILABLE
 
@@ -86,6 +90,7 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
         self._connecting = threading.Lock()  # one bootstrap at a time
         self._admin: Any = None
         self._own = own_writes.OwnWrites()
+        self._line: tuple[float, kafka_lines.ClusterLine] | None = None  # (when read, line)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -237,12 +242,20 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
         return []
 
     def cluster_line(self, registrations: Sequence[Any] | None = None) -> kafka_lines.ClusterLine:
-        """The ``kafkaVersion`` setting, else :data:`ADMIN_LINE` (no request either way)."""
+        """The ``kafkaVersion`` setting (no request), else the line that introduced the cluster's
+        finalized ``metadata.version`` (ApiVersions, read at most every :data:`LINE_TTL_S`), else
+        :data:`ADMIN_LINE` (``domain.kafka.lines.kraft_cluster_line``)."""
+        fallback = kafka_lines.ClusterLine(ADMIN_LINE, basis=ADMIN_LINE_BASIS)
         if self.kafka_version is not None:
-            return kafka_lines.ClusterLine(
-                self.kafka_version, declared=True, basis="kafkaVersion in the operator's cluster settings"
-            )
-        return kafka_lines.ClusterLine(ADMIN_LINE, basis=ADMIN_LINE_BASIS)
+            return kafka_lines.kraft_cluster_line(None, self.kafka_version, fallback)
+        now = time.monotonic()
+        cached = self._line
+        if cached is not None and now - cached[0] < LINE_TTL_S:
+            return cached[1]
+        level = self._call("reading the cluster's metadata.version", _finalized_metadata_version)
+        line = kafka_lines.kraft_cluster_line(level, None, fallback)
+        self._line = (now, line)
+        return line
 
     def maybe_in_reassignment(self, topic: str) -> tuple[bool, str | None]:
         return bool(self._moves(topic, None)), None
@@ -421,3 +434,9 @@ class AdminBackend(TopicConfigCalls, ReassignmentCalls):
             self._own.gone(topic)
             return True
         return False
+
+
+def _finalized_metadata_version(admin: Any) -> int | None:
+    """The finalized ``metadata.version`` feature level one broker reports (None: not finalized)."""
+    finalized = admin.describe_features().get("metadata.version", {}).get("finalized")
+    return None if not finalized else int(finalized[1])

@@ -276,8 +276,9 @@ def keys_of(line: KafkaLine) -> Mapping[str, TopicConfigKey]:
     return KEYS_BY_LINE[line]
 
 
-#: Every topic-level config key of the newest line (Kafka 3.9), in ``LogConfig`` order.
-TOPIC_CONFIG_KEYS: Mapping[str, TopicConfigKey] = keys_of(kafka_lines.NEWEST_LINE)
+#: Every topic-level config key of the newest ZooKeeper-mode line (Kafka 3.9), in ``LogConfig`` order:
+#: the keys hints and broker-level synonyms come from (4.0 dropped three of them, added none).
+TOPIC_CONFIG_KEYS: Mapping[str, TopicConfigKey] = keys_of(kafka_lines.NEWEST_ZK_LINE)
 #: Every key some supported line knows (for "did you mean" hints).
 ALL_KEYS: frozenset[str] = frozenset(k for keys in KEYS_BY_LINE.values() for k in keys)
 

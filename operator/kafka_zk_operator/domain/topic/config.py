@@ -100,7 +100,7 @@ def find_config_problems(
     config: Mapping[str, str],
     replication_factor: int | None = None,
     *,
-    line: ClusterLine | KafkaLine = kafka_lines.NEWEST,
+    line: ClusterLine | KafkaLine = kafka_lines.NEWEST_ZK,
 ) -> list[ConfigProblem]:
     """Every reason the cluster's line (or the operator's policy) refuses ``config``, keys in sorted order.
 
@@ -167,7 +167,7 @@ def validate_topic_config(
     config: Mapping[str, str],
     replication_factor: int | None = None,
     *,
-    line: ClusterLine | KafkaLine = kafka_lines.NEWEST,
+    line: ClusterLine | KafkaLine = kafka_lines.NEWEST_ZK,
 ) -> None:
     """Raise :class:`~kafka_zk_operator.domain.errors.InvalidConfig` unless ``config`` can be written.
 
@@ -182,7 +182,7 @@ def validate_topic_config(
         )
 
 
-def config_warnings(config: Mapping[str, str], *, line: KafkaLine = kafka_lines.NEWEST_LINE) -> list[str]:
+def config_warnings(config: Mapping[str, str], *, line: KafkaLine = kafka_lines.NEWEST_ZK_LINE) -> list[str]:
     """Sentences about valid but questionable keys (deprecated on ``line``), keys in sorted order."""
     keys = keys_of(line)
     return [

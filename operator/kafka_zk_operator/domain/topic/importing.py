@@ -120,7 +120,7 @@ def build(topics: Sequence[ExistingTopic], options: ImportOptions) -> list[Impor
     ]
 
 
-def topic_notes(topic: ExistingTopic, line: ClusterLine = kafka_lines.NEWEST) -> list[str]:
+def topic_notes(topic: ExistingTopic, line: ClusterLine = kafka_lines.NEWEST_ZK) -> list[str]:
     """Why the operator may not adopt ``topic`` as imported (empty when it will).
 
     :param line: the cluster's Kafka line, whose rules the topic's config must follow.

@@ -56,7 +56,7 @@ def plan_topic(
     rack_aware_mode: kafka_assignment.RackAwareMode = kafka_assignment.RackAwareMode.ENFORCED,
     rng: random.Random | None = None,
     placer: Placer | None = None,
-    cluster_line: ClusterLine = kafka_lines.NEWEST,
+    cluster_line: ClusterLine = kafka_lines.NEWEST_ZK,
 ) -> TopicPlan:
     """Plan the writes that make ``observed`` match ``desired``. No side effects.
 
