@@ -78,7 +78,8 @@ from placement_bench import _print_table as print_table  # noqa: E402
 
 from kafka_zk_operator.devstack import demo  # noqa: E402
 from kafka_zk_operator.devstack.operator_process import OperatorProcess  # noqa: E402
-from kafka_zk_operator.devstack.stack import LocalStack, StackSpec, StackState  # noqa: E402
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec  # noqa: E402
+from kafka_zk_operator.devstack.state_file import StackState  # noqa: E402
 from kafka_zk_operator.domain.crd_identity import GROUP, PARTITION_REASSIGNMENT, VERSION  # noqa: E402
 
 Key = tuple[str, int]

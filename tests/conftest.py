@@ -24,7 +24,8 @@ from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.devstack import artifacts
-from kafka_zk_operator.devstack.stack import BrokerInfo, LocalStack, StackSpec
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
+from kafka_zk_operator.devstack.state_file import BrokerInfo
 from tests.e2e.kafka_client import KafkaView
 from tests.integration.helpers import wait_for
 from tests.kraft_stack import KRaftCluster, start_kraft_cluster

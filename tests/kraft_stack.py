@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kafka_zk_operator.devstack import artifacts, java
 from kafka_zk_operator.devstack.kraft import KRaftSpec, KRaftStack
-from kafka_zk_operator.devstack.stack import BrokerInfo
+from kafka_zk_operator.devstack.state_file import BrokerInfo
 
 #: The newest KRaft-only release the stack runs (4.x has no ZooKeeper mode): the parity tests' second cluster.
 KAFKA_4_VERSION = artifacts.KRAFT_ONLY_KAFKA_VERSIONS[-1]

@@ -32,14 +32,8 @@ from kafka_zk_operator.devstack import (
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from kafka_zk_operator.devstack.processes import pid_alive
-from kafka_zk_operator.devstack.stack import (
-    LocalStack,
-    StackSpec,
-    StackState,
-    read_state,
-    stop_recorded,
-    write_state,
-)
+from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
+from kafka_zk_operator.devstack.state_file import StackState, read_state, stop_recorded, write_state
 
 DEFAULT_BASE_PORT = 29000
 

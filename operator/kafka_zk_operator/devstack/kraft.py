@@ -27,15 +27,8 @@ from kafka_zk_operator.devstack import artifacts, java, ports
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.kafka import broker_tuning
 from kafka_zk_operator.devstack.processes import ManagedProcess, pid_alive, wait_until
-from kafka_zk_operator.devstack.stack import (
-    DEFAULT_RACKS,
-    BrokerInfo,
-    Progress,
-    StackState,
-    _stderr_progress,
-    read_state,
-    write_state,
-)
+from kafka_zk_operator.devstack.stack import DEFAULT_RACKS, Progress, _stderr_progress
+from kafka_zk_operator.devstack.state_file import BrokerInfo, StackState, read_state, write_state
 
 CONTROLLER_LISTENER = "CONTROLLER"
 #: Node ids of dedicated controllers start here, far from the brokers' ids (one id namespace in KRaft).
