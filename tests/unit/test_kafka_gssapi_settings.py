@@ -33,7 +33,9 @@ def keytab(tmp_path: Path) -> str:
 
 
 def _section(text: str, indent: str = "    ") -> str:
-    return f"{indent}kafkaSecurity:\n" + "".join(f"{indent}  {line}\n" for line in text.strip("\n").split("\n"))
+    return f"{indent}kafkaSecurity:\n" + "".join(
+        f"{indent}  {line}\n" for line in text.strip("\n").split("\n")
+    )
 
 
 def _gssapi(keytab: str, extra: str = "") -> str:
