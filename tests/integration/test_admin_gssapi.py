@@ -159,7 +159,15 @@ def _kafka_tool(broker: GssapiBroker, main_class: str, *args: str) -> str:
     return done.stdout
 
 
-def _backend(broker: GssapiBroker, tmp_path: Path, sasl: dict[str, Any]) -> tuple[ClusterRuntime, AdminBackend]:
+def _led(broker: GssapiBroker, topic: str) -> str | None:
+    """``TopicCommand --describe`` of ``topic`` once it lists a leader."""
+    out = _kafka_tool(broker, "org.apache.kafka.tools.TopicCommand", "--describe", "--topic", topic)
+    return out if "Leader: 1" in out else None
+
+
+def _backend(
+    broker: GssapiBroker, tmp_path: Path, sasl: dict[str, Any]
+) -> tuple[ClusterRuntime, AdminBackend]:
     """The runtime of a clusters file with this ``kafkaSecurity.sasl``, and its Admin backend."""
     cluster = {
         "name": "main",
@@ -192,18 +200,7 @@ def test_the_admin_backend_creates_a_topic_and_changes_its_config_over_gssapi(
     finally:
         runtime.close()
 
-    described = wait_for(
-        lambda: (
-            (
-                out := _kafka_tool(
-                    broker, "org.apache.kafka.tools.TopicCommand", "--describe", "--topic", topic
-                )
-            )
-            and "Leader: 1" in out
-            and out
-        ),
-        what="Kafka's TopicCommand to describe the topic with a leader",
-    )
+    described = wait_for(lambda: _led(broker, topic), what="Kafka's TopicCommand to show the topic led")
     assert f"Topic: {topic}" in described and "PartitionCount: 2" in described, described
     configs = _kafka_tool(
         broker, "kafka.admin.ConfigCommand", "--describe", "--entity-type", "topics", "--entity-name", topic
@@ -245,6 +242,7 @@ def test_a_wrong_principal_or_keytab_is_one_line_with_mits_reason(
     finally:
         runtime.close()
     elapsed, message = time.monotonic() - started, str(raised.value)
+    print(f"[gssapi] {principal} from {keytab}, after {elapsed:.2f} s: {message}")
     assert message.startswith(
         f"Kerberos login of {principal!r} from keytab {path} for Kafka at {broker.sasl} failed: "
     ), message
