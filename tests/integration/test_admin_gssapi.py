@@ -14,12 +14,14 @@ and ``kzo``, the one the clusters file names: a clusters file read by ``config.l
 the cluster; the ``AdminBackend`` the runtime builds from it creates a topic and changes its
 config over GSSAPI. Kafka's own ``TopicCommand`` and ``ConfigCommand``, logged in over GSSAPI as
 a principal of their own (``kzo-check``, a client JAAS from its keytab), see both; the KDC's log
-shows that ``kzo`` asked for the broker's ticket. A principal the keytab does not hold and a stale
+shows that ``kzo`` asked for the broker's ticket; ``kzo check``, in a process of its own with only
+``KRB5_CONFIG`` set (as in the chart's pod), logs in too. A principal the keytab does not hold and a stale
 keytab are each one ``ClusterUnavailable`` line with MIT's reason, never a traceback.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -46,6 +48,7 @@ from tests.integration.kerberos_stack import environment
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the MIT KDC of these tests runs on Linux")
 
+REPO = Path(__file__).resolve().parents[2]
 BROKER_PRINCIPAL = "kafka/localhost"
 
 
@@ -165,10 +168,8 @@ def _led(broker: GssapiBroker, topic: str) -> str | None:
     return out if "Leader: 1" in out else None
 
 
-def _backend(
-    broker: GssapiBroker, tmp_path: Path, sasl: dict[str, Any]
-) -> tuple[ClusterRuntime, AdminBackend]:
-    """The runtime of a clusters file with this ``kafkaSecurity.sasl``, and its Admin backend."""
+def _clusters_file(broker: GssapiBroker, tmp_path: Path, sasl: dict[str, Any]) -> Path:
+    """A clusters file for the GSSAPI listener with this ``kafkaSecurity.sasl``."""
     cluster = {
         "name": "main",
         "zookeeper": broker.zk_connect,
@@ -177,6 +178,14 @@ def _backend(
     }
     path = tmp_path / "clusters.yaml"
     path.write_text(yaml.safe_dump({"clusters": [cluster]}))
+    return path
+
+
+def _backend(
+    broker: GssapiBroker, tmp_path: Path, sasl: dict[str, Any]
+) -> tuple[ClusterRuntime, AdminBackend]:
+    """The runtime of a clusters file with this ``kafkaSecurity.sasl``, and its Admin backend."""
+    path = _clusters_file(broker, tmp_path, sasl)
     (settings,) = config.load({"KZO_CLUSTERS_FILE": str(path)}).clusters
     assert settings.kafka_security.sasl_mechanism == "GSSAPI"
     runtime = ClusterRuntime(settings, None)
@@ -253,3 +262,30 @@ def test_a_wrong_principal_or_keytab_is_one_line_with_mits_reason(
     assert not [r.getMessage() for r in caplog.records if r.exc_info], "logged with a traceback"
     listed = _kafka_tool(broker, "org.apache.kafka.tools.TopicCommand", "--list")
     assert topic not in listed.split(), listed
+
+
+def test_kzo_check_logs_in_from_the_keytab_in_a_process_of_its_own(
+    broker: GssapiBroker, tmp_path: Path
+) -> None:
+    """As in the chart's pod: only KRB5_CONFIG set, no credentials cache named (the operator's own)."""
+    sasl = {"principal": "kzo", "keytab": str(broker.keytabs / "operator.keytab")}
+    path = _clusters_file(broker, tmp_path, sasl)
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("KZO_", "KRB5")) and k != "KUBECONFIG"
+    }
+    environment.update(
+        PYTHONPATH=str(REPO / "operator"),
+        KZO_CLUSTERS_FILE=str(path),
+        KRB5_CONFIG=str(broker.realm.krb5_conf),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_zk_operator", "check", "--timeout", "10", "--no-api"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    expected = f"ok    kafka main: {broker.sasl} (SASL_PLAINTEXT GSSAPI as 'kzo'): brokers 1 answer"
+    assert expected in done.stdout, done.stdout
