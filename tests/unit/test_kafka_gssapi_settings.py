@@ -7,13 +7,16 @@ line naming the key), kafka-python's arguments for it, and the one-line messages
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kafka_zk_operator.adapters.kafka import admin_kerberos, admin_security
 from kafka_zk_operator.config import SettingsError, kafka_security_section, load
 from kafka_zk_operator.config.kafka_security import KafkaClientSecurity
+from kafka_zk_operator.domain import errors
 
 CLUSTER = "clusters:\n  - name: main\n    zookeeper: zk:2181/kafka\n    bootstrapServers: kafka-0:9093\n"
 PRINCIPAL = "kzo@EXAMPLE.COM"
@@ -211,3 +214,32 @@ def test_a_kerberos_failure_kafka_python_logged_is_named() -> None:
     )
     assert message.startswith(f"Kerberos login of {PRINCIPAL!r}"), message
     assert "Server kafka/x@R not found in Kerberos database" in message
+
+
+def test_without_gssapi_the_login_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_module(name: str) -> Any:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(importlib, "import_module", no_module)
+    with pytest.raises(errors.ClusterUnavailable) as raised:
+        admin_kerberos.login(SECURITY, "kafka-0:9093")
+    assert str(raised.value) == (
+        "Kafka SASL GSSAPI needs the Python package 'gssapi', which cannot be loaded (No module named "
+        "'gssapi'); install kafka-zk-operator[kerberos] and MIT Kerberos' libgssapi-krb5"
+    )
+
+
+def test_a_keytab_gone_since_the_start_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(admin_kerberos, "gssapi_module", lambda unavailable: object())
+    gone = KafkaClientSecurity(
+        protocol="SASL_PLAINTEXT",
+        sasl_mechanism="GSSAPI",
+        principal=PRINCIPAL,
+        keytab=str(tmp_path / "k.keytab"),
+    )
+    with pytest.raises(errors.ClusterUnavailable) as raised:
+        admin_kerberos.login(gone, "kafka-0:9093")
+    assert str(raised.value) == (
+        f"cannot read the keytab {tmp_path / 'k.keytab'} of {PRINCIPAL!r} for Kafka at kafka-0:9093: No such "
+        "file or directory; check that it is mounted and readable by the operator's user"
+    )

@@ -120,9 +120,10 @@ def login(
         if security.keytab is not None:
             credentials.store(usage="initiate", overwrite=True, set_default=True)
         default = str(gssapi.Credentials(usage="initiate").name)
+        wanted = str(name.canonicalize(gssapi.MechType.kerberos))  # with the default realm
     except gssapi.exceptions.GSSError as exc:
         raise unavailable(failure_text(security, bootstrap, exc)) from exc
-    if default != str(name.canonicalize(gssapi.MechType.kerberos)):
+    if default != wanted:
         raise unavailable(
             f"the operator's default Kerberos credentials are {default!r}, not {security.principal!r}, "
             f"and kafka-python logs in to Kafka at {bootstrap} with the default ones; give "
