@@ -20,8 +20,9 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 ARG BUILDER_IMAGE=python:3.11.13-slim-bookworm
 
 FROM ${BUILDER_IMAGE} AS builder
-# The [kerberos] extra (ZooKeeper SASL GSSAPI) is the PyPI "kerberos" binding, an sdist compiled
-# against MIT Kerberos: built here into a wheel, so the runtime needs only the shared libraries.
+# The [kerberos] extra (SASL GSSAPI) is the PyPI "kerberos" binding (ZooKeeper) and "gssapi" (Kafka's
+# listeners, through kafka-python), sdists compiled against MIT Kerberos: built here into wheels, so
+# the runtime needs only the shared libraries.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc=4:12.* libc6-dev=2.36-* libkrb5-dev=1.20.* \
     && rm -rf /var/lib/apt/lists/*
@@ -30,7 +31,7 @@ COPY pyproject.toml README.md LICENSE ./
 COPY requirements/ requirements/
 COPY operator/ operator/
 # The operator's dependencies are exactly requirements/runtime.txt (the lock: every package with its
-# hashes, scripts/lock.sh), fetched and checked here into /locked (the kerberos binding compiled).
+# hashes, scripts/lock.sh), fetched and checked here into /locked (the Kerberos bindings compiled).
 # spark-requirements.txt names the wheel with its [spark] extra for the "spark" target, whose
 # versions requirements/dev.txt constrains.
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
@@ -84,7 +85,7 @@ ENTRYPOINT ["python", "-m", "kafka_zk_operator.spark.entrypoint"]
 CMD ["--help"]
 
 # The operator (default target): the wheel and the locked runtime dependencies with the [kerberos]
-# extra, nothing resolved here (no index); libgssapi-krb5-2 is MIT Kerberos for the binding
+# extra, nothing resolved here (no index); libgssapi-krb5-2 is MIT Kerberos for the bindings
 # (krb5.conf and keytab come from the chart).
 FROM base AS runtime
 RUN apt-get update \

@@ -90,6 +90,18 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
                             "principal": "kafka/kafka-zk-operator@EXAMPLE.COM",
                             "keytab": "/etc/kzo-krb5/operator.keytab",
                         },
+                        # The same keytab for the Kafka listeners' GSSAPI (docs/install.md).
+                        "bootstrapServers": "kafka-0.kafka:9093",
+                        "kafkaSecurity": {
+                            "protocol": "SASL_PLAINTEXT",
+                            "sasl": {
+                                "mechanism": "GSSAPI",
+                                "principal": "kafka-zk-operator@EXAMPLE.COM",
+                                "keytab": "/etc/kzo-krb5/operator.keytab",
+                                "service": "kafka",
+                                "domainName": "kafka.example.com",
+                            },
+                        },
                     }
                 ]
             }

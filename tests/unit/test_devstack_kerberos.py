@@ -26,7 +26,7 @@ def test_nothing_is_installed_when_everything_is_there(monkeypatch: pytest.Monke
     monkeypatch.setattr(kerberos, "binding_installed", lambda: True)
     monkeypatch.setattr(subprocess, "run", _no_commands)
     assert kerberos.missing_packages() == []
-    assert kerberos.prepare() == "/usr/sbin/krb5kdc and the Python binding 'kerberos'"
+    assert kerberos.prepare() == "/usr/sbin/krb5kdc and the Python bindings 'kerberos' and 'gssapi'"
 
 
 def test_missing_packages_are_named_in_install_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,11 +64,13 @@ def test_the_binding_is_installed_only_into_a_virtualenv(monkeypatch: pytest.Mon
     monkeypatch.setattr(subprocess, "run", _no_commands)
     with pytest.raises(StackError) as raised:
         kerberos.install_binding()
-    assert "no virtualenv to install it into; run: pip install 'kafka-zk-operator[kerberos]'" in str(raised.value)
+    assert "no virtualenv to install it into; run: pip install 'kafka-zk-operator[kerberos]'" in str(
+        raised.value
+    )
 
 
 def test_the_binding_comes_from_the_projects_kerberos_extra() -> None:
-    assert kerberos._extra_requirements() == ["kerberos<2,>=1.3.1"]
+    assert kerberos._extra_requirements() == ["kerberos<2,>=1.3.1", "gssapi<2,>=1.9"]
 
 
 def test_a_missing_kdc_fails_the_realm_with_the_command_to_run(

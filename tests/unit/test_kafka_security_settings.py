@@ -121,7 +121,6 @@ sasl:
         "sasl_mechanism": "SCRAM-SHA-512",
         "sasl_plain_username": "kzo",
         "sasl_plain_password": "s3cret",
-        "sasl_kerberos_service_name": "kafka",
     }
     assert security.summary == "SASL_SSL SCRAM-SHA-512 as 'kzo'"
 
@@ -210,24 +209,6 @@ def test_an_empty_password_file_is_refused(tmp_path: Path, secrets: dict[str, st
     assert "SCRAM-SHA-512 needs usernameFile (or username) and passwordFile, non-empty" in _error(
         tmp_path, CLUSTER + _section(section)
     )
-
-
-@pytest.mark.parametrize("installed", [False, True])
-def test_gssapi_is_refused_saying_what_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: bool
-) -> None:
-    monkeypatch.setattr(kafka_security_section, "gssapi_installed", lambda: installed)
-    section = "sasl:\n  mechanism: GSSAPI\n  principal: kzo@EXAMPLE.COM\n  keytab: /etc/kzo/kzo.keytab"
-    message = _error(tmp_path, CLUSTER + _section(section))
-    if installed:
-        assert "Python package 'gssapi', which the operator does not drive yet" in message
-        return
-    assert (
-        "clusters[0].kafkaSecurity.sasl.mechanism GSSAPI: the operator's Kafka client (kafka-python)"
-        in message
-    )
-    assert "Python package 'gssapi', which is not installed" in message
-    assert "SCRAM-SHA-512" in message
 
 
 def test_the_section_needs_bootstrap_servers(tmp_path: Path) -> None:

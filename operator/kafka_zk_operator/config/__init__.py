@@ -19,6 +19,8 @@ Environment variables (the Helm chart sets them; every one has a default):
               tls: {caFile: /etc/kzo/kafka-ca.crt}
               sasl: {mechanism: SCRAM-SHA-512, usernameFile: /etc/kzo/kafka/username,
                      passwordFile: /etc/kzo/kafka/password}
+              # Kerberos instead: mechanism: GSSAPI, principal: kzo@EXAMPLE.COM,
+              # keytab: /etc/kzo-krb5/operator.keytab (docs/install.md#sasl-gssapi-kerberos)
             sasl:                             # optional: the brokers' ZooKeeper identity
               mechanism: DIGEST-MD5
               usernameFile: /etc/kzo/zk/username

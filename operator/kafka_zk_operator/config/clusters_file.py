@@ -19,11 +19,12 @@ from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecuri
 from kafka_zk_operator.config.settings import ClusterSettings, SettingsError
 from kafka_zk_operator.config.values import (
     flag,
+    kerberos_principal,
+    keytab_file,
     kind_of,
     one_line,
     optional_str,
     plain,
-    read_bytes,
     read_file,
     secret_file,
     show,
@@ -84,36 +85,14 @@ def connect_string(value: object, what: str) -> str:
 _SERVICE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
-def _keytab(section: Mapping[Any, Any], where: str) -> str | None:
-    """The ``keytab`` path, checked to be a readable MIT keytab (None when absent)."""
-    path = section.get("keytab")
-    what = f"{where}.keytab"
-    if path is None:
-        return None
-    if not isinstance(path, str) or not path.strip():
-        raise SettingsError(f"{what} must be the path of a keytab file (a string), got {kind_of(path)}")
-    head = read_bytes(path, what, "the keytab is mounted and readable by the operator's user")[:2]
-    if head not in zookeeper.KEYTAB_MAGIC:
-        raise SettingsError(
-            f"{what}: {plain(path)} is not a Kerberos keytab (a keytab file starts with the bytes "
-            "05 02); export the principal's key with kadmin's 'ktadd -k FILE PRINCIPAL'"
-        )
-    return path
-
-
 def _gssapi(section: Mapping[Any, Any], where: str, service: str) -> SaslSettings:
     for key in ("username", "usernameFile", "passwordFile"):
         if section.get(key) is not None:
             raise SettingsError(
                 f"{where}.{key} is for DIGEST-MD5; GSSAPI (Kerberos) logs in with principal and keytab"
             )
-    principal = (optional_str(section, "principal", where) or "").strip()
-    if not principal or any(char.isspace() for char in principal):
-        raise SettingsError(
-            f"{where}: GSSAPI needs principal, the Kerberos principal the operator logs in as, without "
-            f"spaces (e.g. kafka/kafka-zk-operator@EXAMPLE.COM), got {show(section.get('principal'))}"
-        )
-    keytab = _keytab(section, where)
+    principal = kerberos_principal(section, where, "kafka/kafka-zk-operator@EXAMPLE.COM")
+    keytab = keytab_file(section, where)
     if not zookeeper.kerberos_binding_installed():
         raise SettingsError(
             f"{where}: GSSAPI needs the Python Kerberos binding (module "
@@ -285,18 +264,38 @@ def _bootstrap_servers(value: object, where: str) -> str | None:
 
 def _one_keytab(clusters: list[ClusterSettings], label: str) -> None:
     """MIT Kerberos reads the client keytab from the process environment (``KRB5_CLIENT_KTNAME``):
-    one per operator process, which may hold the keys of several principals."""
+    one per operator process (ZooKeeper's and Kafka's logins), which may hold several principals."""
     keytabs: dict[str, str] = {}
     for cluster in clusters:
         sasl = cluster.zookeeper.sasl if cluster.zookeeper is not None else None
-        if sasl is not None and sasl.keytab is not None:
-            keytabs.setdefault(sasl.keytab, cluster.name)
+        for keytab in (sasl.keytab if sasl is not None else None, cluster.kafka_security.keytab):
+            if keytab is not None:
+                keytabs.setdefault(keytab, cluster.name)
     if len(keytabs) > 1:
         (first, a), (second, b) = list(keytabs.items())[:2]
+        who = (
+            f"cluster {show(a)} (sasl, kafkaSecurity.sasl)" if a == b else f"clusters {show(a)} and {show(b)}"
+        )
         raise SettingsError(
-            f"{label}: clusters {show(a)} and {show(b)} name different keytabs ({plain(first)}, "
+            f"{label}: {who} name different keytabs ({plain(first)}, "
             f"{plain(second)}); the operator has one Kerberos client keytab: put the keys of every "
             "principal it logs in as into one keytab file (kadmin 'ktadd -k FILE' for each) and name that"
+        )
+
+
+def _one_kafka_principal(clusters: list[ClusterSettings], label: str) -> None:
+    """kafka-python's GSSAPI logs in with the process's default Kerberos credentials: one principal
+    for every cluster's ``kafkaSecurity`` (ZooKeeper's logins name theirs, and may differ)."""
+    principals: dict[str, str] = {}
+    for cluster in clusters:
+        if cluster.kafka_security.principal is not None:
+            principals.setdefault(cluster.kafka_security.principal, cluster.name)
+    if len(principals) > 1:
+        (first, a), (second, b) = list(principals.items())[:2]
+        raise SettingsError(
+            f"{label}: clusters {show(a)} and {show(b)} log in to Kafka as different Kerberos principals "
+            f"({first}, {second}) in kafkaSecurity.sasl; kafka-python uses one per operator (its default "
+            "credentials): give every cluster's Kafka listeners the same principal"
         )
 
 
@@ -363,6 +362,7 @@ def clusters_from_file(path: str) -> tuple[list[ClusterSettings], str | None]:
         raise SettingsError(f"{label}: 'clusters' is empty; list at least one cluster (name and zookeeper)")
     clusters = [_cluster_from_dict(raw, f"{label}: clusters[{i}]") for i, raw in enumerate(items)]
     _one_keytab(clusters, label)
+    _one_kafka_principal(clusters, label)
     default_cluster = doc.get("defaultCluster")
     names = [c.name for c in clusters]
     if default_cluster is not None and (not isinstance(default_cluster, str) or default_cluster not in names):

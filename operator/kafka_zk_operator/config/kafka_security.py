@@ -1,6 +1,6 @@
 """How the operator authenticates to a cluster's Kafka listeners (``bootstrapServers``), as plain
-data: the security protocol, TLS files and SASL credentials of the clusters file's
-``kafkaSecurity`` section.
+data: the security protocol, TLS files and SASL credentials (a user and password, or a Kerberos principal
+and keytab) of the clusters file's ``kafkaSecurity`` section.
 
 Parsed by ``config.kafka_security_section``, turned into kafka-python's client arguments by
 ``adapters.kafka.admin_client``; nothing here opens a connection. The ZooKeeper connection has its
@@ -47,13 +47,22 @@ class KafkaClientSecurity:
     password: str | None = None
     #: GSSAPI: the service name of the brokers' Kerberos principal (``kafka/<host>@REALM``).
     service: str = "kafka"
+    #: GSSAPI: the host part of the brokers' principal when it is not the host the operator connects
+    #: to (kafka-python's ``sasl_kerberos_domain_name``); None: each broker's host as advertised.
+    domain: str | None = None
+    #: GSSAPI: the Kerberos principal the operator logs in as.
+    principal: str | None = None
+    #: GSSAPI: the keytab holding the principal's key (MIT's client keytab, ``KRB5_CLIENT_KTNAME``);
+    #: None uses the credentials cache the process has (``KRB5CCNAME``, e.g. from a kinit sidecar).
+    keytab: str | None = None
 
     @property
     def summary(self) -> str:
-        """``SASL_SSL SCRAM-SHA-512 as 'kzo'``: for messages (never the password)."""
+        """``SASL_SSL SCRAM-SHA-512 as 'kzo'`` (GSSAPI: the principal): for messages (never the password)."""
         if self.sasl_mechanism is None:
             return self.protocol
-        who = f" as {self.username!r}" if self.username else ""
+        name = self.principal if self.sasl_mechanism == "GSSAPI" else self.username
+        who = f" as {name!r}" if name else ""
         return f"{self.protocol} {self.sasl_mechanism}{who}"
 
 

@@ -11,14 +11,24 @@
         keyPasswordFile: /etc/kzo/kafka-tls/key-password   # optional: an encrypted keyFile
         verifyHostname: true
       sasl:                              # SASL_PLAINTEXT and SASL_SSL
-        mechanism: SCRAM-SHA-512         # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI: refused)
+        mechanism: SCRAM-SHA-512         # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or GSSAPI
         usernameFile: /etc/kzo/kafka/username     # or username: kzo
         passwordFile: /etc/kzo/kafka/password
+
+    # GSSAPI (Kerberos) logs in with a principal and its keytab instead:
+      sasl:
+        mechanism: GSSAPI
+        principal: kzo@EXAMPLE.COM
+        keytab: /etc/kzo-krb5/operator.keytab     # optional: without it, the credentials cache
+        service: kafka                   # the brokers' principals are kafka/<host>@REALM (default)
+        domainName: kafka.example.com    # optional: one <host> for every broker
 
 Without ``protocol`` it follows from the sections given (tls: SSL, sasl: SASL_PLAINTEXT, both:
 SASL_SSL). The TLS files are loaded here once (as the client will), so that a missing file, a key
 that does not match its certificate or a wrong key password is a :class:`SettingsError` at start,
-one line naming the key, like every other mistake in the section.
+one line naming the key, like every other mistake in the section. GSSAPI needs the Python package
+``gssapi`` (the ``kerberos`` extra) and reads MIT's ``krb5.conf`` (``KRB5_CONFIG``); the keytab is
+checked to be one here, the login itself happens when a client connects (``adapters.kafka``).
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from kafka_zk_operator.config.kafka_security import KafkaClientSecurity
 from kafka_zk_operator.config.settings import SettingsError
 from kafka_zk_operator.config.values import (
     flag,
+    kerberos_principal,
+    keytab_file,
     kind_of,
     one_line,
     optional_str,
@@ -46,7 +58,19 @@ from kafka_zk_operator.config.values import (
 
 _SECTION_KEYS = ("protocol", "tls", "sasl")
 _TLS_KEYS = ("caFile", "certFile", "keyFile", "keyPasswordFile", "verifyHostname")
-_SASL_KEYS = ("mechanism", "username", "usernameFile", "passwordFile", "service", "principal", "keytab")
+_SASL_KEYS = (
+    "mechanism",
+    "username",
+    "usernameFile",
+    "passwordFile",
+    "service",
+    "principal",
+    "keytab",
+    "domainName",
+)
+_PASSWORD_KEYS = ("username", "usernameFile", "passwordFile")
+_GSSAPI_KEYS = ("principal", "keytab", "domainName")
+_DOMAIN_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?")
 _SERVICE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 #: The module kafka-python's SASL GSSAPI mechanism imports (PyPI ``gssapi``).
 GSSAPI_MODULE = "gssapi"
@@ -87,8 +111,8 @@ def _protocol(raw: Mapping[Any, Any], where: str, tls: bool, sasl: bool) -> str:
         )
     if not sasl and kafka_security.uses_sasl(protocol):
         raise SettingsError(
-            f"{where}: protocol {protocol} needs a sasl section (mechanism, usernameFile or username, "
-            "passwordFile): the operator's login on that listener"
+            f"{where}: protocol {protocol} needs a sasl section (mechanism, and usernameFile or username "
+            "and passwordFile, or GSSAPI's principal and keytab): the operator's login on that listener"
         )
     if tls and not kafka_security.uses_tls(protocol):
         raise SettingsError(
@@ -174,14 +198,8 @@ def _sasl(section: Mapping[Any, Any], where: str) -> dict[str, Any]:
             f"digits, '.', '_', '-'; default 'kafka'), got {show(service)}"
         )
     if mechanism == "GSSAPI":
-        missing = not gssapi_installed()
-        raise SettingsError(
-            f"{where}.mechanism GSSAPI: the operator's Kafka client (kafka-python) logs in with Kerberos "
-            f"through the Python package '{GSSAPI_MODULE}', "
-            + ("which is not installed" if missing else "which the operator does not drive yet")
-            + "; give the operator a SCRAM-SHA-512 (or PLAIN over SASL_SSL) user on that listener"
-        )
-    for key in ("principal", "keytab"):
+        return _gssapi(section, where, service or "kafka")
+    for key in _GSSAPI_KEYS:
         if section.get(key) is not None:
             raise SettingsError(
                 f"{where}.{key} is for mechanism GSSAPI (Kerberos); {mechanism} logs in with "
@@ -200,6 +218,35 @@ def _sasl(section: Mapping[Any, Any], where: str) -> dict[str, Any]:
         "username": username.strip(),
         "password": password,
         "service": service or "kafka",
+    }
+
+
+def _gssapi(section: Mapping[Any, Any], where: str, service: str) -> dict[str, Any]:
+    for key in _PASSWORD_KEYS:
+        if section.get(key) is not None:
+            raise SettingsError(
+                f"{where}.{key} is for PLAIN and SCRAM; GSSAPI (Kerberos) logs in with principal and keytab"
+            )
+    principal = kerberos_principal(section, where, "kzo@EXAMPLE.COM")
+    keytab = keytab_file(section, where)
+    domain = optional_str(section, "domainName", where)
+    if domain is not None and not _DOMAIN_NAME.fullmatch(domain):
+        raise SettingsError(
+            f"{where}.domainName must be a host name, the <host> of the brokers' principals "
+            f"({service}/<host>@REALM), got {show(domain)}; leave it out to use each broker's own host"
+        )
+    if not gssapi_installed():
+        raise SettingsError(
+            f"{where}: GSSAPI needs the Python package '{GSSAPI_MODULE}' (kafka-python's Kerberos), "
+            "which is not installed; install kafka-zk-operator[kerberos] (built against MIT Kerberos, "
+            "Debian libkrb5-dev)"
+        )
+    return {
+        "sasl_mechanism": "GSSAPI",
+        "service": service,
+        "principal": principal,
+        "keytab": keytab,
+        "domain": domain,
     }
 
 

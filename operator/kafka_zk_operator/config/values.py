@@ -104,3 +104,35 @@ def flag(raw: Mapping[Any, Any], key: str, where: str, default: bool) -> bool:
     if isinstance(value, bool):
         return value
     raise SettingsError(f"{where}.{key} must be true or false (unquoted), got {kind_of(value)}")
+
+
+#: The first two bytes of an MIT keytab file (format version 0x0502; 0x0501 is the old one).
+KEYTAB_MAGIC = (b"\x05\x02", b"\x05\x01")
+
+
+def keytab_file(section: Mapping[Any, Any], where: str) -> str | None:
+    """The ``keytab`` path, checked to be a readable MIT keytab (None when absent)."""
+    path = section.get("keytab")
+    what = f"{where}.keytab"
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path.strip():
+        raise SettingsError(f"{what} must be the path of a keytab file (a string), got {kind_of(path)}")
+    head = read_bytes(path, what, "the keytab is mounted and readable by the operator's user")[:2]
+    if head not in KEYTAB_MAGIC:
+        raise SettingsError(
+            f"{what}: {plain(path)} is not a Kerberos keytab (a keytab file starts with the bytes "
+            "05 02); export the principal's key with kadmin's 'ktadd -k FILE PRINCIPAL'"
+        )
+    return path
+
+
+def kerberos_principal(section: Mapping[Any, Any], where: str, example: str) -> str:
+    """The ``principal`` the operator logs in as: non-empty, no spaces (``example``: one to show)."""
+    principal = (optional_str(section, "principal", where) or "").strip()
+    if not principal or any(char.isspace() for char in principal):
+        raise SettingsError(
+            f"{where}: GSSAPI needs principal, the Kerberos principal the operator logs in as, without "
+            f"spaces (e.g. {example}), got {show(section.get('principal'))}"
+        )
+    return principal

@@ -43,8 +43,6 @@ def chroot_problem(connect: str) -> str | None:
 SASL_MECHANISMS = ("DIGEST-MD5", "GSSAPI")
 #: The module pure-sasl's GSSAPI mechanism imports (PyPI ``kerberos``: this project's ``kerberos`` extra).
 KERBEROS_BINDING = "kerberos"
-#: The first two bytes of an MIT keytab file (format version 0x0502; 0x0501 is the old one).
-KEYTAB_MAGIC = (b"\x05\x02", b"\x05\x01")
 
 
 def kerberos_binding_installed() -> bool:

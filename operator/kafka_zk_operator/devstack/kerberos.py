@@ -15,8 +15,8 @@ talks to the KDC over TCP only (``udp_preference_limit = 1``).
 
 :func:`prepare` (``kzo dev prepare``) installs what this needs on a fresh Debian machine: the
 Debian packages (:data:`DEBIAN_PACKAGES`, with ``apt-get`` as root) and the operator's
-``kerberos`` extra (the Python binding pure-sasl's GSSAPI uses, compiled against
-``libkrb5-dev``, so only after the packages) into the running virtualenv.
+``kerberos`` extra (the Python bindings pure-sasl's and kafka-python's GSSAPI use, compiled
+against ``libkrb5-dev``, so only after the packages) into the running virtualenv.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ _PROGRAMS = {
 }
 #: Debian installs the KDC's programs in /usr/sbin, which a non-root PATH may lack.
 _SBIN = ("/usr/sbin", "/sbin")
-#: The module pure-sasl's GSSAPI mechanism imports, and the extra of this project that provides it.
-BINDING_MODULE = "kerberos"
+#: The modules pure-sasl's (ZooKeeper) and kafka-python's (Kafka) GSSAPI mechanisms import, and
+#: the extra of this project that provides them.
+BINDING_MODULES = ("kerberos", "gssapi")
 EXTRA = "kerberos"
 DISTRIBUTION = "kafka-zk-operator"
 DEFAULT_REALM = "KZO.TEST"
@@ -88,7 +89,11 @@ def install_debian_packages() -> list[str]:
 
 
 def binding_installed() -> bool:
-    return util.find_spec(BINDING_MODULE) is not None
+    return all(util.find_spec(module) is not None for module in BINDING_MODULES)
+
+
+def _bindings() -> str:
+    return " and ".join(f"'{module}'" for module in BINDING_MODULES)
 
 
 def _extra_requirements() -> list[str]:
@@ -109,7 +114,7 @@ def _extra_requirements() -> list[str]:
 
 def install_binding() -> list[str]:
     """``pip install`` the project's ``kerberos`` extra into the running virtualenv (nothing when
-    the binding is there already); return what was installed.
+    the bindings are there already); return what was installed.
 
     :raises StackError: not in a virtualenv, or pip failed (with the last lines of its log).
     """
@@ -118,11 +123,11 @@ def install_binding() -> list[str]:
     requirements = _extra_requirements()
     if sys.prefix == sys.base_prefix:
         raise StackError(
-            f"the Python Kerberos binding ({BINDING_MODULE}) is not installed and this is no "
+            f"the Python Kerberos bindings ({_bindings()}) are not installed and this is no "
             f"virtualenv to install it into; run: pip install '{DISTRIBUTION}[{EXTRA}]'"
         )
     if program("krb5-config") is None:
-        raise StackError("building the Python Kerberos binding needs libkrb5-dev; install it first")
+        raise StackError("building the Python Kerberos bindings needs libkrb5-dev; install it first")
     print(f"kzo: installing {' '.join(requirements)} (built against libkrb5-dev)...", file=sys.stderr)
     log_path = _log_path("pip-kerberos.log")
     with log_path.open("w") as log:
@@ -146,7 +151,7 @@ def prepare() -> str:
     installed = install_debian_packages()
     installed += install_binding()
     kdc = program("krb5kdc")
-    return f"{kdc} and the Python binding '{BINDING_MODULE}'" + (
+    return f"{kdc} and the Python bindings {_bindings()}" + (
         f" (installed now: {', '.join(installed)})" if installed else ""
     )
 
@@ -156,9 +161,11 @@ def require_installed() -> None:
     missing = missing_packages()
     problems = [f"the Debian packages {', '.join(missing)}"] if missing else []
     if not binding_installed():
-        problems.append(f"the Python binding '{BINDING_MODULE}' ({DISTRIBUTION}[{EXTRA}])")
+        problems.append(f"the Python bindings {_bindings()} ({DISTRIBUTION}[{EXTRA}])")
     if problems:
-        raise StackError(f"Kerberos needs {' and '.join(problems)}; run 'make prepare' (kzo dev prepare) as root")
+        raise StackError(
+            f"Kerberos needs {' and '.join(problems)}; run 'make prepare' (kzo dev prepare) as root"
+        )
 
 
 @dataclass
@@ -266,7 +273,9 @@ class KerberosRealm:
         """Write a new random key of ``principal`` into ``keytab`` (keytabs written before it go stale)."""
         keytab.parent.mkdir(parents=True, exist_ok=True)
         kadmin = self._tool("kadmin.local")
-        self._run(f"exporting {principal}", [kadmin, "-r", self.realm, "-q", f"ktadd -k {keytab} {principal}"])
+        self._run(
+            f"exporting {principal}", [kadmin, "-r", self.realm, "-q", f"ktadd -k {keytab} {principal}"]
+        )
         if not keytab.is_file():
             raise StackError(f"kadmin.local wrote no keytab {keytab} for {principal}")
         keytab.chmod(0o600)

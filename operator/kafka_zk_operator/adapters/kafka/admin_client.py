@@ -1,5 +1,6 @@
 """The one place a kafka-python ``KafkaAdminClient`` is built, with the cluster's
-``kafkaSecurity`` (``config.kafka_security``: TLS, SASL PLAIN/SCRAM) as kafka-python's arguments.
+``kafkaSecurity`` (``config.kafka_security``: TLS, SASL PLAIN/SCRAM/GSSAPI) as kafka-python's
+arguments, after the Kerberos login for GSSAPI (``admin_kerberos``).
 
 Used by ``brokers`` (``kzo check``), ``log_dirs`` (partition sizes) and ``admin_backend`` (the
 Admin API topic backend). A client that cannot bootstrap raises the caller's
@@ -15,7 +16,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from kafka_zk_operator.adapters.kafka import admin_security
+from kafka_zk_operator.adapters.kafka import admin_kerberos, admin_security
 from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 from kafka_zk_operator.domain import errors
 
@@ -70,7 +71,8 @@ def open_admin(
     ``security``: the cluster's ``kafkaSecurity`` (default plaintext). kafka-python retries a
     refused login or a failed TLS handshake until that bound; the error then says which it was.
 
-    :raises ClusterUnavailable: (``unavailable``) kafka-python is missing or no broker answered.
+    :raises ClusterUnavailable: (``unavailable``) kafka-python is missing, the Kerberos login
+        failed (GSSAPI) or no broker answered.
     """
     try:
         module = kafka_admin()
@@ -78,6 +80,8 @@ def open_admin(
         raise unavailable(
             "talking to Kafka needs the kafka-python package (pip install 'kafka-python>=3.0,<4')"
         ) from None
+    if security.sasl_mechanism == "GSSAPI":
+        admin_kerberos.login(security, bootstrap, unavailable)
     with admin_security.recorded_failures("kafka") as seen:
         try:
             return module.KafkaAdminClient(

@@ -16,6 +16,7 @@ import ssl
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from kafka_zk_operator.adapters.kafka import admin_kerberos
 from kafka_zk_operator.config.kafka_security import PLAINTEXT, KafkaClientSecurity
 
 
@@ -30,12 +31,19 @@ def client_arguments(security: KafkaClientSecurity) -> dict[str, Any]:
             ssl_password=security.key_password,
             ssl_check_hostname=security.verify_hostname,
         )
-    if security.sasl_mechanism is not None:
+    if security.sasl_mechanism == "GSSAPI":
+        # The principal is not an argument: kafka-python uses the default credentials, which
+        # admin_kerberos.login makes the principal's.
+        arguments.update(
+            sasl_mechanism="GSSAPI",
+            sasl_kerberos_service_name=security.service,
+            sasl_kerberos_domain_name=security.domain,
+        )
+    elif security.sasl_mechanism is not None:
         arguments.update(
             sasl_mechanism=security.sasl_mechanism,
             sasl_plain_username=security.username,
             sasl_plain_password=security.password,
-            sasl_kerberos_service_name=security.service,
         )
     return arguments
 
@@ -107,6 +115,9 @@ def why_not_started(
             f"Kafka at {bootstrap} refused the operator's login ({security.summary}): {_text(login)}; check "
             "kafkaSecurity.sasl in the clusters file (the user, its password, the mechanism the listener enables)"
         )
+    gss = next((cause for cause in causes if type(cause).__module__.startswith("gssapi")), None)
+    if gss is not None:
+        return admin_kerberos.failure_text(security, bootstrap, gss)
     handshake = next(
         (cause for cause in causes if isinstance(cause, ssl.SSLError | ssl.CertificateError)), None
     )

@@ -38,10 +38,13 @@ from kafka_zk_operator.domain import errors
 
 #: The prefix of the private credentials cache folder used when the environment names none.
 CCACHE_PREFIX = "kafka-zk-operator-krb5cc-"
-#: What MIT's messages say (a pattern), and what to check then.
-_HINTS = (
+#: What MIT's messages say of the operator's own login (a pattern), and what to check then: shared
+#: with the Kafka clients' GSSAPI (``adapters.kafka.admin_kerberos``).
+CLIENT_HINTS = (
     (
-        re.compile(r"Preauthentication failed|Key table entry not found|in cache collection|Decrypt integrity|Password incorrect"),
+        re.compile(
+            r"Preauthentication failed|Key table entry not found|in cache collection|Decrypt integrity|Password incorrect"
+        ),
         "the keytab must hold the principal's current key (a later kadmin ktadd of the same principal "
         "makes earlier keytabs stale); list it with 'klist -kt KEYTAB'",
     ),
@@ -53,6 +56,9 @@ _HINTS = (
         re.compile(r"Cannot contact any KDC|Cannot find KDC|Cannot resolve network address for KDC"),
         "krb5.conf must name a KDC of the principal's realm that this pod can reach",
     ),
+)
+_HINTS = (
+    *CLIENT_HINTS,
     (
         re.compile(r"Server .* not found in Kerberos database"),
         "ZooKeeper's principal must be SERVICE/HOST@REALM with HOST exactly as in the connect string "
