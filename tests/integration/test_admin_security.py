@@ -12,11 +12,13 @@ For each, a clusters file read by ``config.load`` configures the cluster; the ``
 runtime builds from it creates a topic, and a plain client on the PLAINTEXT listener sees it; the
 runtime's partition sizes (DescribeLogDirs) go through the same listener. A wrong password, or a
 CA that did not sign the broker's certificate, is ``ClusterUnavailable`` saying which, never a
-traceback. ``kzo check`` logs in on the SASL_SSL listener.
+traceback. ``kzo check`` logs in on the SASL_SSL listener, and ``kzo snapshot --sizes-from-cluster``
+reads partition sizes through it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -334,3 +336,39 @@ def test_kzo_check_logs_in_on_the_sasl_ssl_listener(broker: SecureBroker, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     expected = f"ok    kafka main: {broker.listeners[listener]} (SASL_SSL SCRAM-SHA-512 as '{SCRAM_USER}'): brokers 1 answer"
     assert expected in done.stdout, done.stdout
+
+
+def test_kzo_snapshot_reads_partition_sizes_through_the_sasl_ssl_listener(
+    broker: SecureBroker, kafka: KafkaView, tmp_path: Path
+) -> None:
+    listener, security = CASES["sasl-ssl-scram"]
+    path = _clusters_file(broker, tmp_path, listener, security)
+    topic = f"sized-{uuid.uuid4().hex[:6]}"
+    kafka.create_topic(topic, 1, 1)
+    kafka.produce(topic, [b"x" * 1000] * 50)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KZO_") and k != "KUBECONFIG"}
+    environment.update(PYTHONPATH=str(REPO / "operator"), KZO_CLUSTERS_FILE=str(path))
+    out = tmp_path / "snapshot.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_zk_operator", "snapshot", "--zookeeper", broker.zk_connect,
+         "--sizes-from-cluster", "main", "-o", str(out), "-q"],
+        capture_output=True, text=True, env=environment, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    sizes = json.loads(out.read_text())["topics"][topic]["sizes"]
+    # Kafka's own account of the partition, asked over the PLAINTEXT listener by a plain client
+    plain = KafkaAdminClient(bootstrap_servers=broker.plaintext, client_id="kzo-test-sizes")
+    try:
+        answer = plain.describe_log_dirs()
+    finally:
+        plain.close()
+    kafka_size = max(
+        partition["partition_size"]
+        for response in answer
+        for log_dir in response["log_dirs"]
+        for entry in log_dir["topics"]
+        if entry["name"] == topic
+        for partition in entry["partitions"]
+        if partition["partition_index"] == 0
+    )
+    assert sizes == {"0": kafka_size} and kafka_size >= 50_000, (sizes, kafka_size)
