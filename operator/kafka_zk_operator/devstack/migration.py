@@ -23,19 +23,37 @@ the sign Kafka itself leaves of its phase:
 
 Rolling restarts wait for every partition to be back in sync (Kafka's metadata through a Kafka
 client) before the next broker goes down. Each step returns the seconds it took.
+
+Until finalization the migration can be reverted (ops.html "Reverting to ZooKeeper mode During the
+Migration", a table by the last step completed), with Kafka's own ``zookeeper-shell``
+(:meth:`~ZkToKRaftMigration.zookeeper_shell`) for the znodes:
+
+* after step 2, :meth:`~ZkToKRaftMigration.revert_migration_mode`: the controller stopped
+  (deprovisioned), ``deleteall /controller`` at once (sign: a ZooKeeper-mode broker registers as
+  controller), ``get /migration`` + ``deleteall /migration``, then every broker restarted without
+  the migration flag, ``controller.listener.names`` and the quorum voters. The 3.9 docs write
+  ``rmr``, which the shell of ZooKeeper 3.8 (Kafka 3.9's) no longer has: ``deleteall`` is its name.
+  ``delete_migration_znode=False`` leaves ``/migration`` behind (what the operator warns about);
+  :meth:`~ZkToKRaftMigration.delete_migration_znode` removes it later.
+* after step 3, :meth:`~ZkToKRaftMigration.revert_brokers_to_zookeeper` first: each broker back
+  in ZooKeeper mode with its ``broker.id`` and ``zookeeper.connect``, the migration flag still on;
+  then the same steps as above. In Kafka 3.9's table that row does not delete ``/migration``
+  (KAFKA-17146 added the step to the other row only), so following it leaves the znode behind.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.devstack import ports
+from kafka_zk_operator.devstack import java, ports
 from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.kafka import KafkaBroker
 from kafka_zk_operator.devstack.kraft import (
     BROKER,
     CONTROLLER,
@@ -54,6 +72,18 @@ from kafka_zk_operator.devstack.stack import LocalStack
 MIGRATION_VERSION = "3.9"
 #: The controller's log line when it activates with the flag off on a migrated log (finalized).
 FINALIZED_LOG_LINE = "Completing the ZK migration"
+#: The main class of Kafka's ``bin/zookeeper-shell.sh`` (in the kafka_2.13 jar).
+ZOOKEEPER_SHELL = "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka"
+#: What ``zookeeper-shell`` prints when a command failed (its exit code stays 0 for some).
+SHELL_FAILURES = ("Node does not exist", "KeeperErrorCode", "Exception in thread")
+#: What a broker drops to leave migration mode (the revert table: "remove the
+#: zookeeper.metadata.migration.enable, controller.listener.names, and
+#: controller.quorum.bootstrap.servers configurations"; this stack's quorum is static voters).
+MIGRATION_ONLY_PROPERTIES = (
+    "zookeeper.metadata.migration.enable",
+    "controller.listener.names",
+    "controller.quorum.voters",
+)
 
 
 def read_json(client: KazooClient, path: str) -> dict[str, Any] | None:
@@ -114,6 +144,8 @@ class ZkToKRaftMigration:
         self.controller: KRaftNode | None = None
         #: Brokers already restarted as KRaft brokers (removed from ``stack.brokers``).
         self.kraft_brokers: dict[int, KRaftNode] = {}
+        #: The ZooKeeper-mode brokers step 3 replaced (a revert starts them again).
+        self.zk_brokers: dict[int, KafkaBroker] = {}
         #: Broker id → rack, port and work folder, as the ZooKeeper-mode stack started them.
         self.broker_ids = sorted(stack.brokers)
 
@@ -240,6 +272,7 @@ class ZkToKRaftMigration:
         for broker_id in self.broker_ids:
             old = self.stack.brokers.pop(broker_id)
             old.stop()
+            self.zk_brokers[broker_id] = old
             node = KRaftNode(
                 broker_id,
                 BROKER,
@@ -284,6 +317,97 @@ class ZkToKRaftMigration:
             process=controller.process,
         )
         wait_brokers_unfenced(self.bootstrap_servers, set(self.broker_ids), timeout=timeout)
+        return time.monotonic() - started
+
+    # ------------------------------------------------------------------ reverting
+    def zookeeper_shell(self, *command: str, timeout: float = 60.0) -> str:
+        """Run one command of Kafka's ``zookeeper-shell`` on the cluster's chroot; its output.
+
+        :raises StackError: the shell failed or printed an exception.
+        """
+        assert self.stack.kafka_libs is not None
+        log4j = java.write_log4j(self.stack.state_dir / "zookeeper-shell-log4j.properties")
+        argv = java.java_argv(
+            self.stack.kafka_libs,
+            ZOOKEEPER_SHELL,
+            ["-server", f"{self.stack.zk_hosts}{self.stack.spec.chroot}", *command],
+            heap="128m",
+            log4j=log4j,
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        if done.returncode != 0 or any(sign in done.stdout + done.stderr for sign in SHELL_FAILURES):
+            raise StackError(
+                f"zookeeper-shell {' '.join(command)} failed (exit code {done.returncode}): "
+                f"{(done.stdout + done.stderr).strip()[-500:]}"
+            )
+        return done.stdout
+
+    def delete_migration_znode(self) -> dict[str, Any]:
+        """``get /migration`` (kept "for debugging", as the docs say: returned), then
+        ``deleteall /migration``; the sign is the znode's absence.
+
+        :raises StackError: there is no ``/migration``.
+        """
+        shown = self.zookeeper_shell("get", "/migration")
+        line = next((text for text in shown.splitlines() if text.startswith("{")), None)
+        if line is None:
+            raise StackError(f"zookeeper-shell get /migration printed no znode: {shown.strip()[-300:]}")
+        self.zookeeper_shell("deleteall", "/migration")
+        wait_until(lambda: self.znode("/migration") is None, timeout=30, what="/migration to be deleted")
+        found: dict[str, Any] = json.loads(line)
+        return found
+
+    def revert_brokers_to_zookeeper(self, timeout: float = 240.0) -> float:
+        """The first roll of the revert after step 3: each KRaft broker restarted as the
+        ZooKeeper-mode broker it was (``broker.id``, ``zookeeper.connect``), still with the
+        migration flag and the quorum; each must register in ``/brokers/ids`` and every partition
+        be in sync before the next. Then :meth:`revert_migration_mode` finishes the revert.
+
+        :returns: the seconds it took.
+        """
+        started = time.monotonic()
+        self._controller()
+        for broker_id in self.broker_ids:
+            node = self.kraft_brokers.pop(broker_id)
+            node.stop()
+            self.stack.brokers[broker_id] = self.zk_brokers.pop(broker_id)
+            self.stack.restart_broker(broker_id)
+            self._wait_in_sync(timeout)
+        return time.monotonic() - started
+
+    def revert_migration_mode(self, timeout: float = 240.0, *, delete_migration_znode: bool = True) -> float:
+        """The revert after step 2 (see the module docstring): the controller stopped,
+        ``deleteall /controller`` (sign: a ZooKeeper-mode broker is controller again, Kafka's
+        ``/controller`` without a ``kraftControllerEpoch``), ``/migration`` deleted unless
+        ``delete_migration_znode`` is False, then the brokers rolled out of migration mode, each
+        registered and every partition in sync before the next.
+
+        :returns: the seconds it took.
+        """
+        started = time.monotonic()
+        controller = self._controller()
+        if self.kraft_brokers:
+            raise StackError("brokers run in KRaft mode: revert_brokers_to_zookeeper first")
+        controller.stop()
+        self.controller = None
+        self.zookeeper_shell("deleteall", "/controller")
+
+        def zk_broker_elected() -> bool:
+            found = self.znode("/controller") or {}
+            epoch: int = found.get("kraftControllerEpoch", -1)
+            return found.get("brokerid") in self.broker_ids and epoch <= 0
+
+        wait_until(zk_broker_elected, timeout=timeout, what="a ZooKeeper-mode broker to become controller")
+        if delete_migration_znode:
+            self.delete_migration_znode()
+        for broker_id in self.broker_ids:
+            broker = self.stack.brokers[broker_id]
+            broker.stop()
+            for key in MIGRATION_ONLY_PROPERTIES:
+                broker.extra_properties.pop(key, None)
+            self.stack.restart_broker(broker_id)
+            self._wait_in_sync(timeout)
+        wait_until(zk_broker_elected, timeout=timeout, what="a ZooKeeper-mode controller after the roll")
         return time.monotonic() - started
 
     def _controller(self) -> KRaftNode:
