@@ -67,21 +67,25 @@ def test_a_rolled_back_migration_is_served_through_zookeeper_again(
     kts = Resources(api_client, "kafkatopics")
     steps, zk = m.steps, m.zk_connect
     started = time.monotonic()
+    # Names of this run's own: the operator serves every namespace, so KafkaTopics that earlier
+    # tests of the session left behind (e.g. test_kraft_migration.py's "a") are reconciled against
+    # this cluster too, and two resources naming one topic conflict.
+    a, h = f"a-{namespace}", f"h-{namespace}"
 
-    kts.create(namespace, kafkatopic("a", partitions=2, rf=2, config={"retention.ms": "3600000"}))
-    ready_in(kts, namespace, "a", "ZooKeeper")
-    ids = {"a": (raw_znode(zk, "/brokers/topics/a") or {})["topic_id"]}
+    kts.create(namespace, kafkatopic(a, partitions=2, rf=2, config={"retention.ms": "3600000"}))
+    ready_in(kts, namespace, a, "ZooKeeper")
+    ids = {a: (raw_znode(zk, f"/brokers/topics/{a}") or {})["topic_id"]}
 
     # To the hybrid phase; a topic created and one changed there through the Admin API.
     m.figures["controller"] = steps.start_controller()
     m.figures["migration mode"] = steps.enter_migration_mode()
     view = reopened(m)
-    kts.create(namespace, kafkatopic("h", partitions=2, rf=2))
-    kts.patch(namespace, "a", {"spec": {"config": {"retention.ms": "1800000"}}})
-    for name in ("a", "h"):
+    kts.create(namespace, kafkatopic(h, partitions=2, rf=2))
+    kts.patch(namespace, a, {"spec": {"config": {"retention.ms": "1800000"}}})
+    for name in (a, h):
         assert ready_in(kts, namespace, name, "Hybrid")["backend"] == "AdminAPI"
-    wait_for(lambda: view.configs("a").get("retention.ms") == "1800000", what="a's config in Hybrid")
-    ids["h"] = status(kts, namespace, "h")["topicId"]
+    wait_for(lambda: view.configs(a).get("retention.ms") == "1800000", what="a's config in Hybrid")
+    ids[h] = status(kts, namespace, h)["topicId"]
 
     # Kafka's revert of "Enter Migration Mode on the brokers", leaving /migration behind.
     m.figures["revert"] = steps.revert_migration_mode(delete_migration_znode=False)
@@ -93,19 +97,19 @@ def test_a_rolled_back_migration_is_served_through_zookeeper_again(
         assert (raw_znode(zk, f"/brokers/topics/{name}") or {})["topic_id"] == topic_id, name
 
     zk_writes, admin_writes = _writes(m)
-    kts.patch(namespace, "a", {"spec": {"config": {"retention.ms": "900000"}}})
-    kts.patch(namespace, "h", {"spec": {"partitions": 3}})
-    for name in ("a", "h"):
+    kts.patch(namespace, a, {"spec": {"config": {"retention.ms": "900000"}}})
+    kts.patch(namespace, h, {"spec": {"partitions": 3}})
+    for name in (a, h):
         shown = ready_in(kts, namespace, name, "RolledBack")
         assert (shown["backend"], shown["topicId"]) == ("ZooKeeper", ids[name]), name
-    wait_for(lambda: view.configs("a").get("retention.ms") == "900000", what="a's config after the revert")
-    wait_for(lambda: len(view.describe("h") or {}) == 3, what="h grown after the revert")
-    assert (raw_znode(zk, "/config/topics/a") or {})["config"]["retention.ms"] == "900000"
-    assert sorted((raw_znode(zk, "/brokers/topics/h") or {})["partitions"]) == ["0", "1", "2"]
+    wait_for(lambda: view.configs(a).get("retention.ms") == "900000", what="a's config after the revert")
+    wait_for(lambda: len(view.describe(h) or {}) == 3, what="h grown after the revert")
+    assert (raw_znode(zk, f"/config/topics/{a}") or {})["config"]["retention.ms"] == "900000"
+    assert sorted((raw_znode(zk, f"/brokers/topics/{h}") or {})["partitions"]) == ["0", "1", "2"]
     after_zk, after_admin = _writes(m)
     assert after_zk > zk_writes and after_admin == admin_writes, "through ZooKeeper, not the Admin API"
     warnings = wait_for(
-        lambda: _events(api_client, namespace, "a", "KRaftMigrationWarning"),
+        lambda: _events(api_client, namespace, a, "KRaftMigrationWarning"),
         what="the stale /migration warning",
     )
     assert len(warnings) == 1 and "deleteall /migration" in warnings[0], warnings
@@ -115,17 +119,17 @@ def test_a_rolled_back_migration_is_served_through_zookeeper_again(
     steps.delete_migration_znode()
     m.figures["delete /migration"] = time.monotonic() - steps_started
     assert raw_znode(zk, "/migration") is None
-    kts.patch(namespace, "h", {"spec": {"config": {"retention.ms": "600000"}}})
-    for name in ("a", "h"):
+    kts.patch(namespace, h, {"spec": {"config": {"retention.ms": "600000"}}})
+    for name in (a, h):
         assert ready_in(kts, namespace, name, "ZooKeeper")["backend"] == "ZooKeeper"
-    wait_for(lambda: view.configs("h").get("retention.ms") == "600000", what="h's config in ZooKeeper mode")
+    wait_for(lambda: view.configs(h).get("retention.ms") == "600000", what="h's config in ZooKeeper mode")
     wait_for(
         lambda: any(
-            "RolledBack -> ZooKeeper" in e for e in _events(api_client, namespace, "a", "KRaftMigrationPhase")
+            "RolledBack -> ZooKeeper" in e for e in _events(api_client, namespace, a, "KRaftMigrationPhase")
         ),
         what="a's phase event RolledBack -> ZooKeeper",
     )
-    assert _events(api_client, namespace, "a", "KRaftMigrationWarning") == warnings, "no new warning"
+    assert _events(api_client, namespace, a, "KRaftMigrationWarning") == warnings, "no new warning"
     for name, topic_id in ids.items():
         assert status(kts, namespace, name)["topicId"] == topic_id, f"{name} kept its topic id"
     m.figures["whole walk-through"] = time.monotonic() - started

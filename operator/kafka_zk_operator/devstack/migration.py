@@ -416,9 +416,13 @@ class ZkToKRaftMigration:
         return self.controller
 
     def stop(self) -> None:
-        """Stop everything: KRaft brokers, the controller, then the stack (its ZooKeeper-mode brokers
-        and ZooKeeper)."""
+        """Stop everything, the cluster being thrown away: KRaft brokers and the controller
+        gracefully, ZooKeeper-mode brokers (before step 3 or after a revert) killed: stopped one by
+        one, each after the first waits ~10 s for controlled-shutdown retries that cannot move its
+        leaders (their other replicas are gone), then the stack (ZooKeeper)."""
         stop_together(self.kraft_brokers.values())
         if self.controller is not None:
             self.controller.stop()
+        for broker in self.stack.brokers.values():
+            broker.kill()
         self.stack.down()
