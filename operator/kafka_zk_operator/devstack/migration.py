@@ -423,6 +423,6 @@ class ZkToKRaftMigration:
         stop_together(self.kraft_brokers.values())
         if self.controller is not None:
             self.controller.stop()
-        for broker in self.stack.brokers.values():
-            broker.kill()
+        for broker_id in list(self.stack.brokers):
+            self.stack.brokers.pop(broker_id).kill()  # popped: down() signals no reaped pid again
         self.stack.down()
