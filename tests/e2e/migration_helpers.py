@@ -74,14 +74,44 @@ def status(kts: Resources, namespace: str, name: str) -> dict[str, Any]:
     return ((kts.get(namespace, name) or {}).get("status")) or {}
 
 
-def ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: float = 120) -> dict[str, Any]:
-    """Ready for the current generation, and reconciled in ``phase``."""
+#: The phases of a migration under way, whose ``KRaftMigration`` condition is ``True``
+#: (docs/kraft-migration.md); ``RolledBack`` and ``KRaft`` are over (``False``).
+UNDER_WAY = ("MigrationPending", "InitialMetadataCopy", "Hybrid", "DualWrite", "NoController")
+
+
+def migration_condition(found: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``KRaftMigration`` condition of a status, if any."""
+    conditions: list[dict[str, Any]] = found.get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "KRaftMigration"), None)
+
+
+def ready_in(
+    kts: Resources,
+    namespace: str,
+    name: str,
+    phase: str,
+    timeout: float = 120,
+    *,
+    migrated_before: bool = False,
+) -> dict[str, Any]:
+    """Ready for the current generation, and reconciled in ``phase``, with the ``KRaftMigration``
+    condition of that phase, written in the same patch: none in plain ZooKeeper mode, unless the
+    cluster was ``migrated_before`` (a rollback): then ``False`` with reason ``ZooKeeper``."""
 
     def reached() -> dict[str, Any] | None:
         body = kts.wait_ready(namespace, name, timeout=timeout)
-        found = body["status"]
-        shown = found.get("migrationPhase", "ZooKeeper")
-        return found if shown == phase else None
+        found: dict[str, Any] = body["status"]
+        if found.get("migrationPhase", "ZooKeeper") != phase:
+            return None
+        condition = migration_condition(found)
+        if phase == "ZooKeeper" and not migrated_before:
+            assert condition is None, f"{name}: no KRaftMigration condition in ZooKeeper mode"
+        else:
+            expected = ("True" if phase in UNDER_WAY else "False", phase)
+            assert condition is not None and (condition["status"], condition["reason"]) == expected, (
+                f"{name}: {condition}"
+            )
+        return found
 
     return wait_for(reached, timeout=timeout, what=f"{name} Ready in phase {phase}")
 

@@ -23,7 +23,6 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +31,18 @@ from kubernetes import client
 
 from kafka_zk_operator.devstack.migration import ZkToKRaftMigration
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
-from kafka_zk_operator.devstack.stack import LocalStack, StackSpec
 from tests.conftest import KafkaCluster
 from tests.e2e import zk_audit
-from tests.e2e.conftest import Resources, kafkatopic, serving_alone
+from tests.e2e.conftest import Resources, kafkatopic
 from tests.e2e.kafka_client import KafkaView
+from tests.e2e.migration_helpers import (
+    Migrating,
+    migrating_cluster,
+    migration_condition,
+    ready_in,
+    reopened,
+    status,
+)
 from tests.e2e.reassignment_helpers import (
     create_topic,
     explicit_moves,
@@ -48,14 +54,6 @@ from tests.e2e.reassignment_helpers import (
 from tests.integration.helpers import wait_for
 
 
-@dataclass
-class Migrating:
-    steps: ZkToKRaftMigration
-    operator: OperatorProcess
-    view: KafkaView
-    figures: dict[str, float] = field(default_factory=dict)
-
-
 @pytest.fixture(scope="module")
 def migration_operator(
     kafka_cluster: KafkaCluster,
@@ -64,26 +62,8 @@ def migration_operator(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Migrating]:
     """The cluster to migrate and ``kzo operator`` serving it alone (the session operator stopped)."""
-    state: Path = tmp_path_factory.mktemp("migration")
-    stack = LocalStack(
-        StackSpec(with_kubernetes=False), state / "stack", progress=lambda m: print(f"[stack] {m}")
-    )
-    stack.up()
-    steps = ZkToKRaftMigration(stack)
-    entry = {
-        "name": "migrating",
-        "zookeeper": f"{stack.zk_hosts}{stack.spec.chroot}",
-        "bootstrapServers": steps.bootstrap_servers,
-    }
-    migrating: Migrating | None = None
-    try:
-        with serving_alone(kafka_cluster, operator, state, entry) as process:
-            migrating = Migrating(steps, process, KafkaView(steps.bootstrap_servers))
-            yield migrating
-    finally:
-        if migrating is not None:
-            migrating.view.close()  # the last one: each step's end opens a new one
-        steps.stop()
+    with migrating_cluster(kafka_cluster, operator, tmp_path_factory, "migration") as migrating:
+        yield migrating
 
 
 class CopyWatch:
@@ -128,36 +108,6 @@ class CopyWatch:
             time.sleep(0.05)
 
 
-def _status(kts: Resources, namespace: str, name: str) -> dict[str, Any]:
-    return ((kts.get(namespace, name) or {}).get("status")) or {}
-
-
-def _ready_in(kts: Resources, namespace: str, name: str, phase: str, timeout: float = 120) -> dict[str, Any]:
-    """Ready for the current generation, and reconciled in ``phase``."""
-
-    def reached() -> dict[str, Any] | None:
-        body = kts.wait_ready(namespace, name, timeout=timeout)
-        status: dict[str, Any] = body["status"]
-        shown = status.get("migrationPhase", "ZooKeeper")
-        if shown != phase:
-            return None
-        condition = _migration_condition(status)
-        if phase == "ZooKeeper":
-            assert condition is None, f"{name}: no KRaftMigration condition in ZooKeeper mode"
-        else:  # written with the phase field, in the same patch
-            assert condition is not None and (condition["status"], condition["reason"]) == ("True", phase), (
-                f"{name}: {condition}"
-            )
-        return status
-
-    return wait_for(reached, timeout=timeout, what=f"{name} Ready in phase {phase}")
-
-
-def _migration_condition(status: dict[str, Any]) -> dict[str, Any] | None:
-    conditions: list[dict[str, Any]] = status.get("conditions") or []
-    return next((c for c in conditions if c.get("type") == "KRaftMigration"), None)
-
-
 def _changes_reach_kafka(
     kts: Resources, namespace: str, view: KafkaView, phase: str, *, grow: str, retention: str, create: str
 ) -> None:
@@ -167,18 +117,10 @@ def _changes_reach_kafka(
     kts.patch(namespace, grow, {"spec": {"partitions": partitions}})
     kts.create(namespace, kafkatopic(create, partitions=2, rf=2))
     for name in ("a", grow, create):
-        _ready_in(kts, namespace, name, phase)
+        ready_in(kts, namespace, name, phase)
     wait_for(lambda: view.configs("a").get("retention.ms") == retention, what=f"a's retention.ms in {phase}")
     wait_for(lambda: len(view.describe(grow) or {}) == partitions, what=f"{grow} grown in {phase}")
     wait_for(lambda: view.describe(create), what=f"{create} created in {phase}")
-
-
-def _reopened(m: Migrating) -> KafkaView:
-    """A new client after a step restarted the brokers (a client kept across the restarts can go
-    on asking a controller the cluster no longer has: ``UnknownBrokerIdError``)."""
-    m.view.close()
-    m.view = KafkaView(m.steps.bootstrap_servers)
-    return m.view
 
 
 def _zk_writes(operator: OperatorProcess) -> float:
@@ -211,15 +153,15 @@ def _walk_through(
     # ZooKeeper mode.
     kts.create(namespace, kafkatopic("a", partitions=3, rf=3, config={"retention.ms": "3600000"}))
     kts.create(namespace, kafkatopic("b", partitions=2, rf=2))
-    ids = {name: _ready_in(kts, namespace, name, "ZooKeeper")["topicId"] for name in ("a", "b")}
-    assert "migrationPhase" not in _status(kts, namespace, "a")
+    ids = {name: ready_in(kts, namespace, name, "ZooKeeper")["topicId"] for name in ("a", "b")}
+    assert "migrationPhase" not in status(kts, namespace, "a")
 
     # (a) The migration controller: pending. ZooKeeper is authoritative; new topics get an id.
     m.figures["controller"] = steps.start_controller()
     _changes_reach_kafka(kts, namespace, view, "MigrationPending", grow="b", retention="1800000", create="c")
-    assert _status(kts, namespace, "c")["backend"] == "ZooKeeper"
+    assert status(kts, namespace, "c")["backend"] == "ZooKeeper"
     topic_znode = steps.znode("/brokers/topics/c") or {}
-    assert _status(kts, namespace, "c")["topicId"] == topic_znode.get("topic_id"), (
+    assert status(kts, namespace, "c")["topicId"] == topic_znode.get("topic_id"), (
         "a topic id Kafka's copy needs"
     )
     ids["c"] = topic_znode["topic_id"]
@@ -241,7 +183,7 @@ def _walk_through(
 
     with CopyWatch(steps, audit_log) as copy:
         m.figures["migration mode"] = steps.enter_migration_mode(before_last_broker=start_reassignment)
-    view = _reopened(m)
+    view = reopened(m)
     assert copy.claimed is not None and copy.copied is not None
     assert copy.moving_at_claim.get("adding_replicas"), f"in flight at the takeover: {copy.moving_at_claim}"
     m.figures["writes waiting (initial copy)"] = copy.copied - copy.claimed
@@ -250,7 +192,7 @@ def _walk_through(
     assert done["status"]["progress"]["partitionsDone"] == 1
     # Its passes saw the migration: the Admin API from the pending phase on (bootstrapServers set).
     assert done["status"].get("backend") == "AdminAPI", done["status"]
-    condition = _migration_condition(done["status"])
+    condition = migration_condition(done["status"])
     assert condition is not None and condition["status"] == "True", done["status"].get("conditions")
     assert condition["reason"] == done["status"]["migrationPhase"]
     assert {p: v["replicas"] for p, v in (view.describe("moving") or {}).items()} == {0: [2]}
@@ -259,27 +201,27 @@ def _walk_through(
 
     # Hybrid: the Admin API.
     _changes_reach_kafka(kts, namespace, view, "Hybrid", grow="b", retention="900000", create="d")
-    assert _status(kts, namespace, "d")["backend"] == "AdminAPI"
+    assert status(kts, namespace, "d")["backend"] == "AdminAPI"
 
     # (c) The brokers to KRaft: dual-write.
     m.figures["brokers to KRaft"] = steps.migrate_brokers_to_kraft()
-    view = _reopened(m)
+    view = reopened(m)
     _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="c", retention="600000", create="e")
     broker = steps.kraft_brokers[3]
     broker.stop()
     try:
         wait_for(
-            lambda: _status(kts, namespace, "a").get("underReplicatedPartitions") == 3,
+            lambda: status(kts, namespace, "a").get("underReplicatedPartitions") == 3,
             timeout=60,
             what="a's partitions under-replicated with broker 3 stopped",
         )
     finally:
         broker.start()
-    wait_for(lambda: _status(kts, namespace, "a").get("underReplicatedPartitions") == 0, timeout=120)
+    wait_for(lambda: status(kts, namespace, "a").get("underReplicatedPartitions") == 0, timeout=120)
 
     # (d) Finalized: still the Admin API; a deletion.
     m.figures["finalize"] = steps.finalize()
-    view = _reopened(m)
+    view = reopened(m)
     _changes_reach_kafka(kts, namespace, view, "DualWrite", grow="d", retention="300000", create="f")
     kts.delete(namespace, "b")
     wait_for(lambda: "b" not in view.topic_names(), timeout=90, what="Kafka to delete b")
@@ -298,6 +240,6 @@ def _walk_through(
     assert m.operator.metric_sum("kzo_admin_api_writes_total") > 0
     for name, topic_id in ids.items():
         if name != "b":
-            assert _status(kts, namespace, name)["topicId"] == topic_id, f"{name} kept its topic id"
+            assert status(kts, namespace, name)["topicId"] == topic_id, f"{name} kept its topic id"
     m.figures["whole walk-through"] = time.monotonic() - started
     print("[figures] " + json.dumps({k: round(v, 1) for k, v in m.figures.items()}))

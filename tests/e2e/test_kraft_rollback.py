@@ -28,7 +28,15 @@ from kubernetes import client
 from kafka_zk_operator.devstack.operator_process import OperatorProcess
 from tests.conftest import KafkaCluster
 from tests.e2e.conftest import Resources, kafkatopic
-from tests.e2e.migration_helpers import Migrating, migrating_cluster, raw_znode, ready_in, reopened, status
+from tests.e2e.migration_helpers import (
+    Migrating,
+    migrating_cluster,
+    migration_condition,
+    raw_znode,
+    ready_in,
+    reopened,
+    status,
+)
 from tests.integration.helpers import wait_for
 
 
@@ -102,6 +110,7 @@ def test_a_rolled_back_migration_is_served_through_zookeeper_again(
     for name in (a, h):
         shown = ready_in(kts, namespace, name, "RolledBack")
         assert (shown["backend"], shown["topicId"]) == ("ZooKeeper", ids[name]), name
+        assert "deleteall /migration" in (migration_condition(shown) or {})["message"], name
     wait_for(lambda: view.configs(a).get("retention.ms") == "900000", what="a's config after the revert")
     wait_for(lambda: len(view.describe(h) or {}) == 3, what="h grown after the revert")
     assert (raw_znode(zk, f"/config/topics/{a}") or {})["config"]["retention.ms"] == "900000"
@@ -121,7 +130,9 @@ def test_a_rolled_back_migration_is_served_through_zookeeper_again(
     assert raw_znode(zk, "/migration") is None
     kts.patch(namespace, h, {"spec": {"config": {"retention.ms": "600000"}}})
     for name in (a, h):
-        assert ready_in(kts, namespace, name, "ZooKeeper")["backend"] == "ZooKeeper"
+        shown = ready_in(kts, namespace, name, "ZooKeeper", migrated_before=True)
+        assert shown["backend"] == "ZooKeeper", name
+        assert "deleteall" not in (migration_condition(shown) or {})["message"], "no warning left"
     wait_for(lambda: view.configs(h).get("retention.ms") == "600000", what="h's config in ZooKeeper mode")
     wait_for(
         lambda: any(
