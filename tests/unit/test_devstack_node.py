@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from kafka_zk_operator.devstack import certs, images, node
+from kafka_zk_operator.devstack import certs, images, node_host, node_teardown
 from kafka_zk_operator.devstack.errors import StackError
 
 
@@ -22,17 +22,17 @@ def test_missing_packages_are_named_once_each_in_install_order(monkeypatch: pyte
     monkeypatch.setattr(
         shutil, "which", lambda name, **_: None if name in ("ctr", "buildah") else f"/x/{name}"
     )
-    monkeypatch.setattr(node, "CNI_PLUGINS", Path("/nonexistent"))
-    assert node.missing_packages() == ["containerd", "buildah", "containernetworking-plugins"]
+    monkeypatch.setattr(node_host, "CNI_PLUGINS", Path("/nonexistent"))
+    assert node_host.missing_packages() == ["containerd", "buildah", "containernetworking-plugins"]
     monkeypatch.setattr(shutil, "which", lambda name, **_: f"/x/{name}")
-    monkeypatch.setattr(node, "CNI_PLUGINS", Path("/"))  # has no "bridge"
-    assert node.missing_packages() == ["containernetworking-plugins"]
+    monkeypatch.setattr(node_host, "CNI_PLUGINS", Path("/"))  # has no "bridge"
+    assert node_host.missing_packages() == ["containernetworking-plugins"]
 
 
 def test_without_root_the_node_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(StackError, match="needs root"):
-        node.check_node_prerequisites()
+        node_host.check_node_prerequisites()
 
 
 def test_only_the_kube_chains_and_the_jumps_to_them_are_removed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +55,7 @@ def test_only_the_kube_chains_and_the_jumps_to_them_are_removed(monkeypatch: pyt
         return subprocess.CompletedProcess(argv, 0, stdout=listing if argv[-1] == "-S" else "", stderr="")
 
     monkeypatch.setattr(subprocess, "run", run)
-    node._remove_kube_chains("iptables", "filter")
+    node_teardown._remove_kube_chains("iptables", "filter")
     changes = [call[3:] for call in calls[1:]]
     assert changes == [
         ["-D", "INPUT", "-j", "KUBE-FIREWALL"],

@@ -9,7 +9,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from kafka_zk_operator.adapters.zk import group_commit
-from kafka_zk_operator.adapters.zk.store_base import MAX_REQUEST_BYTES
+from kafka_zk_operator.adapters.zk.store_writes import MAX_REQUEST_BYTES
 from kafka_zk_operator.domain import errors
 
 #: Never started: its transactions only collect operations here (nothing is sent).

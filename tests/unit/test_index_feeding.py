@@ -18,7 +18,7 @@ from kafka_zk_operator import config
 from kafka_zk_operator.adapters.k8s import listing
 from kafka_zk_operator.adapters.k8s.api import KubernetesApiError
 from kafka_zk_operator.domain.crd_identity import KAFKA_TOPIC, PARTITION_REASSIGNMENT
-from kafka_zk_operator.handlers import indexes, kafkatopic, kafkatopic_resync
+from kafka_zk_operator.handlers import indexes, kafkatopic, kafkatopic_resync_views
 from kafka_zk_operator.runtime.resource_index import ResourceIndex
 
 
@@ -176,11 +176,11 @@ def test_the_real_kafkatopic_indexes_follow_events() -> None:
     try:
         (claim,) = kafkatopic.OWNERS.get(("default", "orders"))
         assert claim[1:] == ("u-feed-1", "team-a/orders")
-        assert kafkatopic_resync.VIEWS.first("u-feed-1") is not None
+        assert kafkatopic_resync_views.VIEWS.first("u-feed-1") is not None
     finally:
         indexes.feed(KAFKA_TOPIC, "DELETED", body, memo)
     assert kafkatopic.OWNERS.get(("default", "orders")) == []
-    assert kafkatopic_resync.VIEWS.first("u-feed-1") is None
+    assert kafkatopic_resync_views.VIEWS.first("u-feed-1") is None
 
 
 def test_the_sweep_drops_the_deleted_keeps_the_rest_and_asks_again_when_it_cannot_tell(

@@ -1,4 +1,4 @@
-"""handlers.kafkatopic_resync: the view it keeps of each resource, where each resource's resync
+"""handlers.kafkatopic_resync(_views): the view it keeps of each resource, where each resource's resync
 falls in the period, and the pass task (each resource once per period, never one being deleted,
 one failure does not end it), and the resources kopf left unhandled, which it touches."""
 
@@ -17,7 +17,7 @@ import pytest
 
 from kafka_zk_operator import metrics
 from kafka_zk_operator.domain.crd_identity import MANAGED_ANNOTATION, PAUSED_ANNOTATION
-from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync
+from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync, kafkatopic_resync_views
 from kafka_zk_operator.runtime.resource_index import ResourceIndex
 
 
@@ -47,7 +47,7 @@ def _body(uid: str = "u-1", **metadata: Any) -> dict[str, Any]:
 
 
 def test_the_view_keeps_what_a_resync_reads_and_drops_the_rest() -> None:
-    view = kafkatopic_resync.resync_view(_body())
+    view = kafkatopic_resync_views.resync_view(_body())
     assert view == {
         "apiVersion": "kafka.zk-operator.io/v1alpha1",
         "kind": "KafkaTopic",
@@ -66,20 +66,20 @@ def test_the_view_keeps_what_a_resync_reads_and_drops_the_rest() -> None:
 
 
 def test_the_index_keeps_the_view_as_compact_json_and_gives_it_back_whole() -> None:
-    packed = kafkatopic_resync.packed_view(_body())
+    packed = kafkatopic_resync_views.packed_view(_body())
     assert isinstance(packed, bytes) and b" " not in packed
-    assert kafkatopic_resync.unpacked_view(packed) == kafkatopic_resync.resync_view(_body())
+    assert kafkatopic_resync_views.unpacked_view(packed) == kafkatopic_resync_views.resync_view(_body())
 
 
 def test_only_finalized_resources_not_being_deleted_and_reported_on_once_are_resynced() -> None:
-    assert kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(_body()))
-    deleting = kafkatopic_resync.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
+    assert kafkatopic_resync_views.resyncable(kafkatopic_resync_views.resync_view(_body()))
+    deleting = kafkatopic_resync_views.resync_view(_body(deletionTimestamp="2026-11-28T11:00:00Z"))
     assert deleting["metadata"]["deletionTimestamp"] == "2026-11-28T11:00:00Z"
-    assert not kafkatopic_resync.resyncable(deleting)
-    assert not kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(_body(finalizers=[])))
+    assert not kafkatopic_resync_views.resyncable(deleting)
+    assert not kafkatopic_resync_views.resyncable(kafkatopic_resync_views.resync_view(_body(finalizers=[])))
     never_reported = _body()
     never_reported["status"] = {}  # just created: its create handler may still be queued
-    assert not kafkatopic_resync.resyncable(kafkatopic_resync.resync_view(never_reported))
+    assert not kafkatopic_resync_views.resyncable(kafkatopic_resync_views.resync_view(never_reported))
 
 
 def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:
@@ -93,7 +93,7 @@ def test_slots_are_stable_and_spread_evenly_over_the_period() -> None:
 
 
 def _views() -> ResourceIndex:
-    return ResourceIndex("views", kafkatopic_resync.kafkatopic_resync_views)
+    return ResourceIndex("views", kafkatopic_resync_views.kafkatopic_resync_views)
 
 
 @pytest.fixture
@@ -170,18 +170,18 @@ def _unreported(uid: str, **metadata: Any) -> dict[str, Any]:
     """A resource no handler has reported on (kopf's own status field only)."""
     body = _body(uid, **metadata)
     body["status"] = {"kopf": {"progress": {}}}
-    return kafkatopic_resync.resync_view(body)
+    return kafkatopic_resync_views.resync_view(body)
 
 
 def test_a_resource_awaits_its_handler_until_a_report_even_a_paused_one() -> None:
-    assert kafkatopic_resync.awaiting_handler(_unreported("new"))
-    assert not kafkatopic_resync.awaiting_handler(
+    assert kafkatopic_resync_views.awaiting_handler(_unreported("new"))
+    assert not kafkatopic_resync_views.awaiting_handler(
         _unreported("going", deletionTimestamp="2026-11-28T11:00:00Z")
     )
-    assert not kafkatopic_resync.awaiting_handler(kafkatopic_resync.resync_view(_body()))
+    assert not kafkatopic_resync_views.awaiting_handler(kafkatopic_resync_views.resync_view(_body()))
     paused = _body()
     paused["status"] = {"conditions": [{"type": "ReconciliationPaused", "status": "True"}]}
-    assert not kafkatopic_resync.awaiting_handler(kafkatopic_resync.resync_view(paused))
+    assert not kafkatopic_resync_views.awaiting_handler(kafkatopic_resync_views.resync_view(paused))
 
 
 def test_only_a_resource_unseen_for_a_period_with_no_handler_queued_or_running_is_forgotten(
@@ -191,7 +191,7 @@ def test_only_a_resource_unseen_for_a_period_with_no_handler_queued_or_running_i
     assert not passes.forgotten("u-9", view, 60.0)  # never seen by kopf: not known here
     passes.last_seen["u-9"] = time.monotonic() - 61
     assert passes.forgotten("u-9", view, 60.0)
-    assert not passes.forgotten("u-9", kafkatopic_resync.resync_view(_body("u-9")), 60.0)  # reported
+    assert not passes.forgotten("u-9", kafkatopic_resync_views.resync_view(_body("u-9")), 60.0)  # reported
     passes.seen("u-9")
     assert not passes.forgotten("u-9", view, 60.0)  # kopf just saw it
     passes.last_seen["u-9"] = time.monotonic() - 61

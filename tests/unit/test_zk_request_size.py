@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from kafka_zk_operator.adapters.zk.store_base import MAX_REQUEST_BYTES, check_request_size, request_bytes
+from kafka_zk_operator.adapters.zk.store_writes import MAX_REQUEST_BYTES, check_request_size, request_bytes
 from kafka_zk_operator.domain import errors
 
 

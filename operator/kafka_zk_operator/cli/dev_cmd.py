@@ -25,6 +25,7 @@ from kafka_zk_operator.devstack import (
     kerberos,
     kraft,
     node,
+    node_host,
     ports,
     tools,
     topicmappr,
@@ -289,7 +290,7 @@ def _prepare(args: argparse.Namespace) -> int:
             print(f"kubectl: {tools.kubectl_binary()}")
             print(f"promtool: {artifacts.promtool_binary()}")
         if args.node and not args.no_kubernetes:
-            node.install_node_packages()
+            node_host.install_node_packages()
             print(f"kube-node: {artifacts.k8s_bins(node=True) / 'kube-node'}")
             print(f"coredns: {artifacts.coredns_binary()}")
             print(

@@ -13,17 +13,15 @@ CNI leases), except containerd's socket folder, which is short (``/run/kzo-node-
 socket path must fit in 108 bytes). Stopping deletes the pods' containers, unmounts what the kubelet
 and containerd mounted and removes the bridge, so a stopped node leaves nothing behind.
 This needs root (containers, mounts, iptables), as a kubelet does.
+
+What the node needs of this machine (packages, root, sysctls, the host address) is in
+``devstack.node_host``; stopping it and cleaning up after it in ``devstack.node_teardown``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import os
-import shlex
 import shutil
-import socket
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,88 +29,25 @@ from pathlib import Path
 
 import yaml
 
-from kafka_zk_operator.devstack import debian, ports, tools
+from kafka_zk_operator.devstack import ports, tools
 from kafka_zk_operator.devstack.controlplane import ControlPlane
 from kafka_zk_operator.devstack.errors import StackError
+from kafka_zk_operator.devstack.node_host import (
+    BRIDGE,
+    CNI_PLUGINS,
+    check_node_prerequisites,
+    ctr,
+    run_dir_of,
+    running_kubelet,
+    write_sysctl,
+)
+from kafka_zk_operator.devstack.node_teardown import stop_node
 from kafka_zk_operator.devstack.processes import ManagedProcess, wait_until
 
 NODE_NAME = "kzo-node"
 #: The pods' addresses (one node: one bridge, host-local leases). Not 10.88/16: podman's default.
 POD_SUBNET = "10.244.0.0/24"
-BRIDGE = "kzo0"
 CLUSTER_DOMAIN = "cluster.local"
-CNI_PLUGINS = Path("/usr/lib/cni")
-#: The program each Debian package the node needs provides (``kzo dev prepare --node`` installs them):
-#: the node's runtime, and what builds its images (buildah, mmdebstrap).
-_PROGRAMS = {
-    "containerd": "containerd",
-    "containerd-shim-runc-v2": "containerd",
-    "ctr": "containerd",
-    "runc": "runc",
-    "iptables": "iptables",
-    "conntrack": "conntrack",
-    "buildah": "buildah",
-    "mmdebstrap": "mmdebstrap",
-}
-NODE_PACKAGES = tuple(dict.fromkeys([*_PROGRAMS.values(), "containernetworking-plugins"]))
-
-
-def host_address() -> str:
-    """The host's address on its default route: what pods (behind the bridge) reach it on."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("203.0.113.1", 9))  # TEST-NET-3; no packet is sent: this only picks the route
-            address: str = probe.getsockname()[0]
-        except OSError as exc:
-            raise StackError(f"the node needs a network interface besides loopback: {exc}") from exc
-    if address.startswith("127."):
-        raise StackError("the node needs a network interface besides loopback (pods cannot reach 127.0.0.1)")
-    return address
-
-
-def missing_packages() -> list[str]:
-    """The Debian packages of :data:`NODE_PACKAGES` that are not installed."""
-    missing = {package for tool, package in _PROGRAMS.items() if shutil.which(tool) is None}
-    if not (CNI_PLUGINS / "bridge").exists():
-        missing.add("containernetworking-plugins")
-    return [package for package in NODE_PACKAGES if package in missing]
-
-
-def install_node_packages() -> None:
-    """Install what :func:`missing_packages` names with apt-get (as root)."""
-    debian.apt_install(
-        missing_packages(),
-        still_missing=missing_packages,
-        needed_by="the real node (kzo dev up --node)",
-        skip_hint="leave out --node",
-        log_name="apt-node.log",
-    )
-
-
-def running_kubelet() -> int | None:
-    """The pid of a kubelet of ``kube-node`` running on this machine, or None."""
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) > 1 and argv[0].endswith(b"/kube-node") and argv[1] == b"kubelet":
-            return int(proc.name)
-    return None
-
-
-def check_node_prerequisites() -> None:
-    """Fail with what to install or change when this machine cannot run the node."""
-    if os.geteuid() != 0:
-        raise StackError("--node runs a kubelet and containers, which needs root; run it as root")
-    missing = missing_packages()
-    if missing:
-        raise StackError(
-            f"--node needs the Debian packages {', '.join(missing)}: run 'kzo dev prepare --node' "
-            f"(or apt-get install {' '.join(NODE_PACKAGES)})"
-        )
 
 
 @dataclass
@@ -150,8 +85,8 @@ class Node:
             )
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        _write_sysctl("net/ipv4/ip_forward", "1")
-        _write_sysctl("net/bridge/bridge-nf-call-iptables", "1")
+        write_sysctl("net/ipv4/ip_forward", "1")
+        write_sysctl("net/bridge/bridge-nf-call-iptables", "1")
         self._start_containerd()
         for archive in self.images:
             self.import_image(archive)
@@ -247,7 +182,7 @@ state = "{self.run_dir / "state"}"
         return self._ctr("version", check=False).returncode == 0
 
     def _ctr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return _ctr(self.containerd_socket, *args, check=check)
+        return ctr(self.containerd_socket, *args, check=check)
 
     def import_image(self, archive: Path) -> None:
         """Import an OCI archive into containerd's ``k8s.io`` namespace (where the kubelet looks)."""
@@ -428,123 +363,3 @@ state = "{self.run_dir / "state"}"
     def stop(self) -> None:
         """Stop the node and remove what it made: pods, containers, mounts, the bridge, kube-proxy's rules."""
         stop_node(self.processes, self.workdir, self.control_plane.admin_kubeconfig)
-
-
-def stop_node(processes: dict[str, ManagedProcess], workdir: Path, admin_kubeconfig: Path | None) -> None:
-    """Stop a node's processes in order and clean up after them (also ``kzo dev down``'s way, by pid).
-
-    The control loops stop first (nothing recreates pods), then every pod is deleted while the
-    kubelet still runs, so it tears down their sandboxes and networks itself; what remains (a
-    kubelet that was already dead) is killed through containerd before containerd stops.
-    """
-    for name in ("kube-controller-manager", "kube-scheduler"):
-        if name in processes:
-            processes[name].stop(timeout=10)
-    kubelet = processes.get("kubelet")
-    if kubelet is not None and kubelet.is_running() and admin_kubeconfig is not None:
-        _delete_all_pods(admin_kubeconfig)
-    for name in ("kubelet", "kube-proxy", "coredns"):
-        if name in processes:
-            processes[name].stop(timeout=10)
-    containerd = processes.get("containerd")
-    run_dir = run_dir_of(workdir)
-    if containerd is not None and containerd.is_running():
-        _kill_containers(run_dir / "containerd.sock")
-        containerd.stop(timeout=10)
-    cleanup_node_leftovers(workdir, run_dir)
-
-
-def run_dir_of(workdir: Path) -> Path:
-    """The node's short folder under /run (containerd's socket and state)."""
-    digest = hashlib.sha256(str(workdir.resolve()).encode()).hexdigest()[:10]
-    return Path("/run") / f"kzo-node-{digest}"
-
-
-def _delete_all_pods(admin_kubeconfig: Path, timeout: float = 60.0) -> None:
-    kubectl = [str(tools.kubectl_binary()), f"--kubeconfig={admin_kubeconfig}"]
-    subprocess.run(
-        [*kubectl, "delete", "pods", "--all", "--all-namespaces", "--grace-period=1", "--wait=false"],
-        capture_output=True,
-    )
-
-    def gone() -> bool:
-        listed = subprocess.run(
-            [*kubectl, "get", "pods", "--all-namespaces", "-o", "name"], capture_output=True, text=True
-        )
-        return listed.returncode != 0 or not listed.stdout.strip()
-
-    with contextlib.suppress(StackError):
-        wait_until(gone, timeout=timeout, what="the node's pods to be deleted", interval=1.0)
-
-
-def _ctr(socket_path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """containerd's ``ctr`` in the ``k8s.io`` namespace (the kubelet's) of the node's containerd."""
-    argv = ["ctr", "--address", str(socket_path), "--namespace", "k8s.io", *args]
-    result = subprocess.run(argv, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise StackError(f"'{' '.join(argv)}' failed: {result.stderr.strip() or result.stdout.strip()}")
-    return result
-
-
-def _kill_containers(socket_path: Path) -> None:
-    def ctr(*args: str) -> list[str]:
-        return _ctr(socket_path, *args, check=False).stdout.split()
-
-    for task in ctr("tasks", "list", "-q"):
-        ctr("tasks", "kill", "--signal", "SIGKILL", task)
-    for task in ctr("tasks", "list", "-q"):
-        ctr("tasks", "delete", "--force", task)
-    for container in ctr("containers", "list", "-q"):
-        ctr("containers", "delete", container)
-
-
-def cleanup_node_leftovers(workdir: Path, run_dir: Path) -> None:
-    """Unmount everything under the node's folders, remove its bridge and kube-proxy's chains.
-
-    Safe to repeat, and used by ``kzo dev down`` after a crash too (nothing here needs the node's
-    processes). Network namespaces of killed pods go with their sandboxes' processes.
-    """
-    _unmount_under(workdir)
-    _unmount_under(run_dir)
-    subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
-    for program in ("iptables", "ip6tables"):
-        for table in ("filter", "nat", "mangle"):
-            _remove_kube_chains(program, table)
-    with contextlib.suppress(OSError):
-        shutil.rmtree(run_dir)
-
-
-def _remove_kube_chains(program: str, table: str) -> None:
-    """Delete the ``KUBE-*`` chains the kubelet and kube-proxy made in ``table``, and the jumps to them."""
-    listed = subprocess.run([program, "-t", table, "-S"], capture_output=True, text=True)
-    if listed.returncode != 0:
-        return
-    rules = [shlex.split(line) for line in listed.stdout.splitlines()]  # comments are quoted
-    for rule in rules:
-        if len(rule) > 2 and rule[0] == "-A" and not rule[1].startswith("KUBE-") and "-j" in rule:
-            target = rule[rule.index("-j") + 1]
-            if target.startswith("KUBE-"):
-                subprocess.run([program, "-t", table, "-D", *rule[1:]], capture_output=True)
-    chains = [rule[1] for rule in rules if len(rule) == 2 and rule[0] == "-N" and rule[1].startswith("KUBE-")]
-    for chain in chains:
-        subprocess.run([program, "-t", table, "-F", chain], capture_output=True)
-    for chain in chains:
-        subprocess.run([program, "-t", table, "-X", chain], capture_output=True)
-
-
-def _unmount_under(folder: Path) -> None:
-    prefix = str(folder.resolve())
-    with open("/proc/self/mounts") as mounts:
-        points = [line.split()[1] for line in mounts]
-    inside = [p for p in points if p == prefix or p.startswith(prefix + "/")]
-    for point in sorted(set(inside), key=len, reverse=True):
-        subprocess.run(["umount", "--lazy", point], capture_output=True)
-
-
-def _write_sysctl(key: str, value: str) -> None:
-    path = Path("/proc/sys") / key
-    try:
-        if path.read_text().strip() != value:
-            path.write_text(value)
-    except OSError as exc:
-        raise StackError(f"the node needs sysctl {key.replace('/', '.')}={value}: {exc}") from exc

@@ -24,7 +24,8 @@ from kafka_zk_operator.devstack import artifacts, images, ports
 from kafka_zk_operator.devstack.controlplane import ControlPlane
 from kafka_zk_operator.devstack.errors import StackError
 from kafka_zk_operator.devstack.kafka import KafkaBroker
-from kafka_zk_operator.devstack.node import Node, check_node_prerequisites, host_address
+from kafka_zk_operator.devstack.node import Node
+from kafka_zk_operator.devstack.node_host import check_node_prerequisites, host_address
 from kafka_zk_operator.devstack.processes import ManagedProcess, pid_alive, wait_until
 from kafka_zk_operator.devstack.state_file import BrokerInfo, StackState, read_state, write_state
 from kafka_zk_operator.devstack.zookeeper import QuorumPeer, ZooKeeperServer

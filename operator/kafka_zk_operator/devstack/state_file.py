@@ -13,7 +13,7 @@ from typing import Any
 
 from kafka_zk_operator.devstack import ports
 from kafka_zk_operator.devstack.errors import StackError
-from kafka_zk_operator.devstack.node import stop_node
+from kafka_zk_operator.devstack.node_teardown import stop_node
 from kafka_zk_operator.devstack.processes import ManagedProcess
 
 STATE_FILE = "stack.json"

@@ -38,14 +38,14 @@ from kafka_zk_operator.domain.crd_identity import (
     VERSION,
     CustomResource,
 )
-from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync, partitionreassignment
+from kafka_zk_operator.handlers import kafkatopic, kafkatopic_resync_views, partitionreassignment
 from kafka_zk_operator.runtime.resource_index import ResourceIndex, ref_of, uid_of
 
 log = logging.getLogger(__name__)
 
 #: Each kind's indexes.
 INDEXES: dict[CustomResource, tuple[ResourceIndex, ...]] = {
-    KAFKA_TOPIC: (kafkatopic.OWNERS, kafkatopic_resync.VIEWS),
+    KAFKA_TOPIC: (kafkatopic.OWNERS, kafkatopic_resync_views.VIEWS),
     PARTITION_REASSIGNMENT: (partitionreassignment.QUEUE,),
 }
 #: When the sweep looks for entries no event has confirmed (kopf's own listing has delivered every

@@ -5,10 +5,10 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
 ``managedFields`` included): about 45 % of the objects the operator held at 3,000 topics; at
 10,000, a third of its peak memory and two thirds of a no-op period's CPU (issue #16). Instead:
 
-- an index (:data:`VIEWS`, fed by ``handlers.indexes``) keeps what a resync reads of each
-  resource: its identity, generation, the annotations that steer it, spec and status
-  (``resync_view``, kept as compact JSON: ``packed_view``); every event updates it and the
-  resource's deletion drops it;
+- an index (``VIEWS`` in ``handlers.kafkatopic_resync_views``, fed by ``handlers.indexes``) keeps
+  what a resync reads of each resource: its identity, generation, the annotations that steer it,
+  spec and status (``resync_view``, kept as compact JSON: ``packed_view``); every event updates it
+  and the resource's deletion drops it;
 - one task (started from the first event kopf delivers, so that it posts Events the way handlers do)
   walks the index once per period; each resource comes at a fixed point of the period derived
   from its uid (``slot``), so resyncs stay spread evenly and no resource waits longer than one
@@ -19,10 +19,10 @@ the handler's keyword arguments, loggers, and kopf's live copy of the whole reso
   for a reassignment the topic's place in is the same: ``runtime.unchanged``); else the full
   reconcile runs in the handlers' thread pool, and its status changes are merge-patched. Only
   resources with the operator's finalizer, not being deleted and reported on once by a handler
-  are resynced (:func:`resyncable`); the check is repeated under the resource's lock, so a
+  are resynced (``resyncable``); the check is repeated under the resource's lock, so a
   resync that waited behind the delete handler cannot bring the deleted topic back.
 
-The passes also find resources kopf left unhandled (:func:`awaiting_handler`, :meth:`ResyncPasses.
+The passes also find resources kopf left unhandled (``awaiting_handler``, :meth:`ResyncPasses.
 forgotten`): they carry the finalizer, no handler has reported on them, kopf has not seen them
 for a whole period and no handler is queued or running. kopf adds its finalizer with a JSON patch conditional on the
 resource version; when the API server applied that patch but the connection broke before the
@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import time
 import zlib
@@ -49,78 +48,31 @@ from typing import Any, cast
 
 import kopf
 
-from kafka_zk_operator import config, metrics
+from kafka_zk_operator import metrics
 from kafka_zk_operator.adapters.k8s.api import KubernetesApiError, reachable
 from kafka_zk_operator.adapters.k8s.status_patcher import StatusPatcher
 from kafka_zk_operator.adapters.zk.read_stamps import ReadStamps
 from kafka_zk_operator.adapters.zk.stat_probe import Stamp
 from kafka_zk_operator.adapters.zk.store import ZkStore
 from kafka_zk_operator.domain import errors
-from kafka_zk_operator.domain.crd_identity import (
-    FINALIZER,
-    KAFKA_TOPIC,
-    MANAGED_ANNOTATION,
-    PAUSED_ANNOTATION,
-)
+from kafka_zk_operator.domain.crd_identity import FINALIZER, KAFKA_TOPIC
 from kafka_zk_operator.domain.topic.resource import KafkaTopicResource, parse_resource
 from kafka_zk_operator.handlers import diffbase, in_pool, kafkatopic
+from kafka_zk_operator.handlers.kafkatopic_resync_views import (
+    VIEWS,
+    View,
+    awaiting_handler,
+    resyncable,
+    unpacked_view,
+)
 from kafka_zk_operator.runtime import unchanged
 from kafka_zk_operator.runtime.clusters import ClusterPool
-from kafka_zk_operator.runtime.resource_index import ResourceIndex, uid_of
+from kafka_zk_operator.runtime.resource_index import ResourceIndex
 
 KIND = kafkatopic.KIND
 #: Resyncs running at once (probes on the event loop, full reconciles in the thread pool).
 MAX_IN_FLIGHT = 64
 log = logging.getLogger(__name__)
-
-#: A resource's entry in ``kafkatopic_resync_views``: the parts of its body a resync reads.
-View = dict[str, Any]
-
-
-def resync_view(body: Mapping[str, Any]) -> View:
-    """What a resync needs of a KafkaTopic: ``parse_resource``'s input, the status, and what an
-    Event names. Leaves out ``managedFields``, other annotations (``kubectl apply`` keeps a whole
-    copy of the resource in one) and kopf's own status field."""
-    meta = body.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    kept = {MANAGED_ANNOTATION, PAUSED_ANNOTATION, *config.legacy_kopf_annotations(annotations)}
-    status = body.get("status") or {}
-    return {
-        "apiVersion": body.get("apiVersion"),
-        "kind": body.get("kind"),
-        "metadata": {
-            key: meta[key]
-            for key in ("name", "namespace", "uid", "generation", "creationTimestamp", "deletionTimestamp")
-            if key in meta
-        }
-        | {
-            "annotations": {key: value for key, value in annotations.items() if key in kept},
-            "finalizers": [name for name in meta.get("finalizers") or () if name == FINALIZER],
-        },
-        "spec": body.get("spec") or {},
-        "status": {key: value for key, value in status.items() if key != "kopf"},
-    }
-
-
-def packed_view(body: Mapping[str, Any]) -> bytes:
-    """:func:`resync_view` as compact JSON, what the index keeps: about 1 KB a resource instead
-    of the 5.8 KB of the same view as Python dicts and lists (48 MB at 10,000 KafkaTopics,
-    issue #16). Unpacked (:func:`unpacked_view`) when a resync or a check reads it."""
-    return json.dumps(resync_view(body), separators=(",", ":")).encode()
-
-
-def unpacked_view(packed: bytes) -> View:
-    view: View = json.loads(packed)
-    return view
-
-
-def kafkatopic_resync_views(body: Mapping[str, Any], memo: Any) -> dict[str, bytes]:
-    """uid → :func:`packed_view`."""
-    return {uid_of(body): packed_view(body)}
-
-
-#: uid → what a resync reads of the resource (:func:`kafkatopic_resync_views`).
-VIEWS = ResourceIndex("kafkatopic_resync_views", kafkatopic_resync_views)
 
 
 def kopf_saw(uid: str) -> None:
@@ -130,32 +82,6 @@ def kopf_saw(uid: str) -> None:
     sets there)."""
     _passes.ensure_started()
     _passes.seen(uid)
-
-
-def resyncable(view: View) -> bool:
-    """Whether the passes resync this resource: it carries the operator's finalizer (so its
-    deletion will come through the delete handler), is not being deleted, and a handler has
-    reported on it once (``status.observedGeneration``). A resource created a moment ago is left
-    to its create handler, however long a burst keeps that queued: a resync must not create the
-    topic before the finalizer is there, nor race the create."""
-    meta = view["metadata"]
-    return (
-        FINALIZER in meta.get("finalizers", ())
-        and not meta.get("deletionTimestamp")
-        and view["status"].get("observedGeneration") is not None
-    )
-
-
-def awaiting_handler(view: View) -> bool:
-    """Whether no handler has reported on this resource yet and it is not being deleted: its
-    create handler is queued, running, or was left out by kopf. Every report has conditions (a
-    resource created paused has no ``observedGeneration``, but a ``Paused`` condition)."""
-    status = view["status"]
-    return (
-        not view["metadata"].get("deletionTimestamp")
-        and status.get("observedGeneration") is None
-        and not status.get("conditions")
-    )
 
 
 def pool_backlog(executor: Executor | None) -> int:

@@ -28,6 +28,9 @@ What is kept per topic is small on purpose (issue #16, 10,000 topics in the defa
 limit): what the status last got is kept as a digest, and the per-topic partition gauges are
 read from the reporter's own table when Prometheus scrapes (``metrics.TOPIC_HEALTH``) rather than
 kept as one gauge object per topic and metric.
+
+The watches and their callbacks are in ``runtime.health_watches`` (a base of the reporter); the
+tracking, the handler's window, the worker and the refresh are here.
 """
 
 from __future__ import annotations
@@ -51,9 +54,8 @@ from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.timestamps import format_timestamp
 from kafka_zk_operator.domain.topic.status import partition_fields
 from kafka_zk_operator.domain.wording import counted
+from kafka_zk_operator.runtime.health_watches import ResourceRef, TopicWatches
 
-#: ``(namespace, name)`` of a KafkaTopic resource.
-ResourceRef = tuple[str, str]
 #: Merge-patches ``status`` of one KafkaTopic with the given fields (what it returns is not used).
 StatusPatcher = Callable[[ResourceRef, dict[str, Any]], object]
 
@@ -95,7 +97,9 @@ class HandlerWrite:
     priming: Priming | None = None
 
 
-class HealthReporter:
+class HealthReporter(TopicWatches):
+    """Live partition fields of tracked topics into their KafkaTopic statuses (see the module)."""
+
     def __init__(self, store: ZkStore, patch_status: StatusPatcher, cluster: str) -> None:
         self.store = store
         self.patch_status = patch_status
@@ -174,21 +178,6 @@ class HealthReporter:
         self._watches.add(znodes_topics.topic_path(topic), read=True, since=read_since)
         self._unless_tracked_discard(topic, [znodes_topics.topic_path(topic)])
 
-    def _adopt_watches(self, topic: str, priming: Priming, read_since: int) -> bool:
-        """Take over the watches the caller's reads set on the topic's znodes; a partition whose
-        watch cannot be taken over is armed ``since`` the caller's read. ``False``: the topic
-        znode's cannot, nothing was taken over (the caller arms them all)."""
-        topic_path = znodes_topics.topic_path(topic)
-        data = priming.armed.get(topic_path)
-        count = None if data is None else self._partition_count(data, topic_path)
-        if count is None or not self._watches.adopt(topic_path, priming, read=True):
-            return False
-        if not self.tracked(topic):  # untracked meanwhile: its watch goes with it
-            self._unless_tracked_discard(topic, [topic_path])
-            return True
-        self._watch_partitions(topic, count, since=read_since, priming=priming)
-        return True
-
     def untrack(self, topic: str, ref: ResourceRef) -> None:
         with self._lock:
             refs = self._refs.get(topic)
@@ -208,10 +197,6 @@ class HealthReporter:
             self._watches.discard(znodes_topics.topic_path(topic))
             for partition in range(watched):
                 self._watches.discard(znodes_topics.partition_state_path(topic, partition))
-
-    def tracked(self, topic: str) -> bool:
-        with self._lock:
-            return topic in self._refs
 
     def _gauge_samples(self) -> Sequence[tuple[str, str, int, int]]:
         """``(cluster, topic, under-replicated, offline)`` of every tracked topic refreshed once."""
@@ -303,97 +288,6 @@ class HealthReporter:
             self._refreshing = topic if refreshing else None
             if topic in self._reconciling:
                 self._overlapped.add(topic)
-
-    def mark_dirty(self, topic: str) -> None:
-        with self._lock:
-            if topic in self._refs:
-                self._dirty.add(topic)
-                self._lock.notify_all()
-
-    # ------------------------------------------------------------------ watch callbacks (kazoo thread)
-    def _on_brokers(self, children: list[str]) -> bool:
-        with self._lock:
-            if self._stopped:
-                return False
-            # At least the zxid of the change: a topic tracked later from an older read is refreshed.
-            self._brokers_seen_at = self.store.last_zxid() or 0
-            self._dirty.update(self._refs)
-            self._lock.notify_all()
-        self._zookeeper_answered()
-        return True
-
-    def _on_znode(self, path: str, data: bytes | None) -> None:
-        """A watched topic znode (with its data) or partition state znode changed."""
-        topic = znodes_topics.topic_of_path(path)
-        if topic is None:
-            return
-        self._zookeeper_answered()
-        if path == znodes_topics.topic_path(topic):
-            with self._lock:
-                self._read_since.pop(topic, None)  # changed since that read: refreshed below
-            if data is not None:
-                self._watch_partitions(topic, self._partition_count(data, path))
-        self.mark_dirty(topic)
-
-    def _on_znode_unchanged(self, path: str, data: bytes | None) -> None:
-        """A topic znode unchanged since the reconcile that tracked it read it: watch its
-        partitions from that zxid on; the topic is refreshed only if one of them changed."""
-        topic = znodes_topics.topic_of_path(path)
-        if topic is None or data is None:
-            return
-        self._zookeeper_answered()
-        with self._lock:
-            since = self._read_since.pop(topic, None)
-        count = self._partition_count(data, path)
-        if since is None or count is None:
-            self.mark_dirty(topic)  # nothing to compare with: read it
-        self._watch_partitions(topic, count, since=since)
-
-    def _zookeeper_answered(self) -> None:
-        """A watch's answer came: ZooKeeper is reachable, so topics kept by an outage (see
-        ``_refresh_batch``) need not wait any longer. After a reconnection every watch is armed
-        and reported again (``ZnodeWatches``), and this brings their refreshes forward."""
-        with self._lock:
-            if self._retry_at:
-                self._retry_at = 0.0
-                self._lock.notify_all()
-
-    @staticmethod
-    def _partition_count(data: bytes, path: str) -> int | None:
-        try:
-            assignment = znodes_topics.TopicZNode.decode(data, path)
-        except errors.MalformedZnode:
-            return None  # reported by the refresh's own read
-        return max(assignment.partitions) + 1 if assignment.partitions else None
-
-    def _watch_partitions(
-        self, topic: str, count: int | None, *, since: int | None = None, priming: Priming | None = None
-    ) -> None:
-        """Watch the state znodes of partitions ``0..count-1`` (partitions only grow); with
-        ``since``, a state znode changed after that zxid (or missing) marks the topic dirty.
-        With ``priming``, a watch its reads set is taken over instead (``ZnodeWatches.adopt``)."""
-        if count is None:
-            return
-        with self._lock:
-            known = self._watched_partitions.get(topic)
-            if known is None or count <= known:
-                return
-            self._watched_partitions[topic] = count
-        paths = [znodes_topics.partition_state_path(topic, partition) for partition in range(known, count)]
-        for path in paths:
-            if priming is None or not self._watches.adopt(path, priming, read=False):
-                self._watches.add(path, read=False, since=since)
-        self._unless_tracked_discard(topic, paths)
-
-    def _unless_tracked_discard(self, topic: str, paths: list[str]) -> None:
-        """Discard the watches just added on ``paths`` if ``topic`` was untracked meanwhile: its
-        :meth:`untrack` may have discarded them before they were added, and a watch of a deleted
-        topic's znode would otherwise be armed again for good (issue #17). Under the lock, so that
-        a track of the topic coming between the check and the discard keeps its watches."""
-        with self._lock:
-            if topic not in self._refs:
-                for path in paths:
-                    self._watches.discard(path)
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:

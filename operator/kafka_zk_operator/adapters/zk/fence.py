@@ -4,7 +4,7 @@ write transaction of the elected operator replica checks.
 The Lease (``runtime.leadership``) decides who leads; it cannot stop a replica that was paused
 (SIGSTOP, a frozen VM, a long GC) between deciding to write and writing. So a replica that becomes
 leader *claims* the fence of each cluster it writes to - rewrites the znode, moving its version -
-and adds ``check(fence, version it claimed)`` to every transaction (``StoreBase._transaction``).
+and adds ``check(fence, version it claimed)`` to every transaction (``GuardedWrites._transaction``).
 Once a newer leader has claimed it, any transaction of an older one fails as a whole in
 ZooKeeper: nothing it sends after losing the lease can land, however late it arrives.
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_zk_operator.adapters.zk.store_base import MAX_REQUEST_BYTES, request_bytes
+from kafka_zk_operator.adapters.zk.store_writes import MAX_REQUEST_BYTES, request_bytes
 from kafka_zk_operator.domain import errors
 
 #: Topics in one transaction at most (ZooKeeper's request size limit is checked as well).

@@ -2,7 +2,7 @@
 once a KRaft controller owns the cluster, the ids under ``/brokers/ids``) turned into the facts of
 the decision table (``domain.migration.phase``), and the guard every ZooKeeper write goes through.
 
-The store (``store_base.StoreBase.ensure_writable``) sends the three gets ahead in one round trip,
+The store (``store_writes.GuardedWrites.ensure_writable``) sends the three gets ahead in one round trip,
 the epoch first: its version is what every write transaction then checks, so a KRaft controller
 claiming the cluster between this probe and the write fails the write (the claim bumps the epoch).
 Each znode is decoded by its own codec (``znodes_cluster``); a znode Kafka would not have written

@@ -56,9 +56,9 @@ from kafka_zk_operator.domain.topic.plan import ObservedTopic
 class ZkStore(ConfigStore, AdminRequestStore):
     """Reads and versioned writes of Kafka's znodes through one started ``KazooClient``.
 
-    The topic znodes are here; entity configs, admin requests and what every write shares come
-    from :class:`~.store_configs.ConfigStore`, :class:`~.store_admin.AdminRequestStore` and
-    :class:`~.store_base.StoreBase`.
+    The topic znodes are here; entity configs, admin requests, the guard of every write and the
+    shared reads come from :class:`~.store_configs.ConfigStore`, :class:`~.store_admin.AdminRequestStore`,
+    :class:`~.store_writes.GuardedWrites` and :class:`~.store_base.StoreBase`.
     """
 
     def __init__(

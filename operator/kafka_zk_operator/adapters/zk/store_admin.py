@@ -10,7 +10,8 @@ from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk_operator.adapters.zk import errors as zk_errors
 from kafka_zk_operator.adapters.zk import znodes_admin, znodes_config, znodes_topics
-from kafka_zk_operator.adapters.zk.store_base import StoreBase, Versioned
+from kafka_zk_operator.adapters.zk.store_base import Versioned
+from kafka_zk_operator.adapters.zk.store_writes import GuardedWrites
 from kafka_zk_operator.domain import errors
 
 #: A topic's place in ``/admin/reassign_partitions``: (in it, why the znode could not be read). A
@@ -57,7 +58,7 @@ class DecodedReassignment:
         return topic in self.topic_names, None
 
 
-class AdminRequestStore(StoreBase):
+class AdminRequestStore(GuardedWrites):
     """The requests Kafka's controller acts on: deletions, reassignments, preferred elections."""
 
     #: ``/admin/reassign_partitions`` as this store last decoded it (set per store when read).

@@ -7,14 +7,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafka_zk_operator.adapters.zk import znodes_config, znodes_topics
-from kafka_zk_operator.adapters.zk.store_base import StoreBase, Versioned
+from kafka_zk_operator.adapters.zk.store_base import Versioned
+from kafka_zk_operator.adapters.zk.store_writes import GuardedWrites
 from kafka_zk_operator.adapters.zk.znodes_config import ConfigEntityType
 from kafka_zk_operator.domain import errors
 
 NOTIFICATION_PREFIX = znodes_config.CONFIG_CHANGE_CREATE_PATH
 
 
-class ConfigStore(StoreBase):
+class ConfigStore(GuardedWrites):
     """Reads and versioned writes of topic, broker, user and client configs."""
 
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:

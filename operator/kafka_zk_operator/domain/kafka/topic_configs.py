@@ -29,6 +29,7 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?
 _LIST_SEPARATOR = re.compile(r"\s*,\s*")
 _THROTTLED_REPLICA = re.compile(r"([0-9]+:[0-9]+)?", re.ASCII)
 
+
 class ConfigType(enum.StrEnum):
     """``ConfigDef.Type`` values used by topic configs."""
 
@@ -231,7 +232,9 @@ def _validator_fields(name: str, validator: Mapping[str, Any]) -> dict[str, Any]
         return {"check": _gzip_level}
     if kind == "none":
         return {}
-    raise ValueError(f"{TABLE_FILE}: {name} has a validator of unknown kind {kind!r}; map it in domain.kafka.topic_configs")
+    raise ValueError(
+        f"{TABLE_FILE}: {name} has a validator of unknown kind {kind!r}; map it in domain.kafka.topic_configs"
+    )
 
 
 def _bound(value: object) -> int | float | None:

@@ -13,7 +13,7 @@ znode and the ``/admin/preferred_replica_election`` after it list every partitio
 ``domain.reassignment.batches.check_batches_fit`` refuses a plan with a batch that could never be
 written, when the proposal is made (not at batch 7 of a running move).
 Used by ``domain.topic.planning``, ``domain.reassignment.batches`` and by
-``adapters.zk.store_base`` (the check of the real request).
+``adapters.zk.store_writes`` (the check of the real request).
 """
 
 from __future__ import annotations
