@@ -17,8 +17,9 @@ demo: bootstrap  ## the main job: local stack + operator + example resources (no
 demo-down:  ## stop what 'make demo' started
 	.venv/bin/kzo dev down
 
-lint: bootstrap  ## ruff, mypy --strict (package and tests), import layering
+lint: bootstrap  ## ruff (checks and formatting), mypy --strict (package and tests), import layering
 	.venv/bin/ruff check operator tests benchmarks
+	.venv/bin/ruff format --check operator tests benchmarks
 	.venv/bin/mypy
 	.venv/bin/lint-imports
 

@@ -73,7 +73,9 @@ def validate(
     want = np.full(cluster.n_partitions, rf) if rf is not None else cluster.replication_factors()
     have = (after >= 0).sum(axis=1)
     if bad := int((have != want).sum()):
-        problems.append(f"{bad} partition(s) with a replication factor other than {sorted(set(want.tolist()))}")
+        problems.append(
+            f"{bad} partition(s) with a replication factor other than {sorted(set(want.tolist()))}"
+        )
     if int(((after >= cluster.n_brokers) | (after < -1)).sum()):
         problems.append("replicas on brokers that do not exist")
     ordered = np.sort(np.where(after >= 0, after, -1 - np.arange(after.shape[1])), axis=1)
@@ -87,7 +89,11 @@ def validate(
 
 
 def score(
-    cluster: ClusterArrays, request: PlanRequest, after: np.ndarray, *, byte_tolerance: float = DEFAULT_BYTE_TOLERANCE
+    cluster: ClusterArrays,
+    request: PlanRequest,
+    after: np.ndarray,
+    *,
+    byte_tolerance: float = DEFAULT_BYTE_TOLERANCE,
 ) -> dict[str, float | int]:
     """The figures of one plan, computed by the project's report code (module docstring)."""
     stage = broker_stage(cluster, request)

@@ -157,9 +157,14 @@ def load_snapshot(connect: str, prefix: str, cluster: ClusterArrays, *, capacity
                 for r in range(lo, hi)
             }
             writes.append((f"{root}/brokers/topics/{topic}", {"version": 1, "partitions": partitions}))
-            sizes[topic] = {str(int(cluster.partition_of[r])): {"Size": int(cluster.sizes[r])} for r in range(lo, hi)}
+            sizes[topic] = {
+                str(int(cluster.partition_of[r])): {"Size": int(cluster.sizes[r])} for r in range(lo, hi)
+            }
         for chunk in range(0, len(writes), 2000):
-            pending = [client.create_async(path, json.dumps(data).encode()) for path, data in writes[chunk : chunk + 2000]]
+            pending = [
+                client.create_async(path, json.dumps(data).encode())
+                for path, data in writes[chunk : chunk + 2000]
+            ]
             for result in pending:
                 result.get(timeout=60)
         free = {str(b): {"StorageFree": float(capacity - held[b])} for b in ids}
@@ -172,7 +177,13 @@ def load_snapshot(connect: str, prefix: str, cluster: ClusterArrays, *, capacity
 
 
 def run_topicmappr(
-    binary: Path, connect: str, prefix: str, argv: Sequence[str], workdir: Path, *, timeout: float | None = None
+    binary: Path,
+    connect: str,
+    prefix: str,
+    argv: Sequence[str],
+    workdir: Path,
+    *,
+    timeout: float | None = None,
 ) -> Run:
     """``topicmappr <argv>`` on the snapshot :func:`load_snapshot` wrote under ``prefix``: its
     combined map (``--out-file``)."""
@@ -185,7 +196,9 @@ def run_topicmappr(
     if not combined.exists():
         raise RuntimeError(f"topicmappr wrote no combined map ({' '.join(argv)}):\n{text[-3000:]}")
     data = json.loads(combined.read_text())
-    proposed = {(str(p["topic"]), int(p["partition"])): [int(b) for b in p["replicas"]] for p in data["partitions"]}
+    proposed = {
+        (str(p["topic"]), int(p["partition"])): [int(b) for b in p["replicas"]] for p in data["partitions"]
+    }
     for path in out_dir.iterdir():
         path.unlink()
     out_dir.rmdir()

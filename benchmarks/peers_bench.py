@@ -129,8 +129,14 @@ def run_ours(case: Case, balance: Balance, workdir: Path) -> tuple[np.ndarray, f
 
 # -- one case -------------------------------------------------------------------------------------
 def _measured(
-    cluster: ClusterArrays, case: Case, planner: str, after: np.ndarray | None, seconds: float, peak: float,
-    cpu: float, problems: list[str],
+    cluster: ClusterArrays,
+    case: Case,
+    planner: str,
+    after: np.ndarray | None,
+    seconds: float,
+    peak: float,
+    cpu: float,
+    problems: list[str],
 ) -> dict[str, object]:
     removed = case.request.get("brokers", []) if case.request["mode"] == "remove-brokers" else []
     assert isinstance(removed, list)
@@ -154,7 +160,10 @@ def run_case(case: Case, *, zk: str, prefix: str, tm: Path, gen: KafkaGenerate, 
         rows.append(_measured(cluster, case, f"kzo --balance {balance}", after, seconds, peak, cpu, []))
     started = time.perf_counter()
     load_snapshot(zk, prefix, cluster, capacity_factor=capacity_factor)
-    print(f"  {case.tier}/{case.scenario}: snapshot in ZooKeeper ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    print(
+        f"  {case.tier}/{case.scenario}: snapshot in ZooKeeper ({time.perf_counter() - started:.1f} s)",
+        file=sys.stderr,
+    )
     ids = [int(b) for b in cluster.broker_ids.tolist()]
     brokers = case.request.get("brokers", [])
     assert isinstance(brokers, list)
@@ -164,7 +173,9 @@ def run_case(case: Case, *, zk: str, prefix: str, tm: Path, gen: KafkaGenerate, 
     for label, argv in TOPICMAPPR_COMMANDS[case.scenario]:
         print(f"  {case.tier}/{case.scenario}: topicmappr {label} ...", file=sys.stderr)
         try:
-            run = run_topicmappr(tm, zk, prefix, argv(ids, [int(b) for b in brokers]), workdir, timeout=timeout)
+            run = run_topicmappr(
+                tm, zk, prefix, argv(ids, [int(b) for b in brokers]), workdir, timeout=timeout
+            )
         except TimedOut as exc:
             rows.append(_measured(cluster, case, f"topicmappr {label}", None, timeout, 0.0, 0.0, [str(exc)]))
             rows[-1]["zk_read_s"] = read
@@ -177,7 +188,9 @@ def run_case(case: Case, *, zk: str, prefix: str, tm: Path, gen: KafkaGenerate, 
     input_file = gen.write_input(cluster, targets)
     gen_rows = []
     for i in range(gen_runs):
-        print(f"  {case.tier}/{case.scenario}: calculateAssignment run {i + 1}/{gen_runs} ...", file=sys.stderr)
+        print(
+            f"  {case.tier}/{case.scenario}: calculateAssignment run {i + 1}/{gen_runs} ...", file=sys.stderr
+        )
         run = gen.run(input_file)
         after, problems = plan_from_assignment(cluster, run.proposed)
         gen_rows.append(_measured(cluster, case, "Kafka calculateAssignment", after,
@@ -232,7 +245,9 @@ def _cells(r: dict[str, object]) -> dict[str, str]:
 def ratio_rows(rows: list[dict[str, object]]) -> list[dict[str, str]]:
     """Per case and measure: the best peer's value and this planner's (each balance) over it."""
     out = []
-    for key in sorted({(str(r["tier"]), str(r["scenario"])) for r in rows}, key=lambda k: (list(TIERS).index(k[0]), k[1])):
+    for key in sorted(
+        {(str(r["tier"]), str(r["scenario"])) for r in rows}, key=lambda k: (list(TIERS).index(k[0]), k[1])
+    ):
         case = [r for r in rows if (r["tier"], r["scenario"]) == key and "moves" in r]
         peers = [r for r in case if not str(r["planner"]).startswith("kzo")]
         ours = [r for r in case if str(r["planner"]).startswith("kzo")]
@@ -245,7 +260,9 @@ def ratio_rows(rows: list[dict[str, object]]) -> list[dict[str, str]]:
                      "best": f"{value:,.3f}" if value < 100 else f"{value:,.0f}", "who": str(best["planner"])}  # fmt: skip
             for r in ours:
                 mine = float(r[measure])  # type: ignore[arg-type]
-                cells[str(r["planner"]).split()[-1]] = f"{mine / value:.3f}" if value else ("1.000" if not mine else "inf")
+                cells[str(r["planner"]).split()[-1]] = (
+                    f"{mine / value:.3f}" if value else ("1.000" if not mine else "inf")
+                )
             out.append(cells)
     return out
 
@@ -255,14 +272,26 @@ RATIO_COLUMNS = (("tier", "tier"), ("scenario", "scenario"), ("measure", "measur
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="This planner side by side with topicmappr and Kafka's tool.")
+    parser = argparse.ArgumentParser(
+        description="This planner side by side with topicmappr and Kafka's tool."
+    )
     parser.add_argument("--tiers", default="S,M", help="comma-separated tiers: S, M, L, XL")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated: " + ",".join(SCENARIOS))
+    parser.add_argument(
+        "--scenarios", default=",".join(SCENARIOS), help="comma-separated: " + ",".join(SCENARIOS)
+    )
     parser.add_argument("--generate-runs", type=int, default=5, help="calculateAssignment runs per case")
-    parser.add_argument("--capacity-factor", type=float, default=1.2,
-                        help="every broker's capacity for topicmappr: this x the most bytes a broker holds")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds after which a topicmappr command is stopped (reported as not finished)")
+    parser.add_argument(
+        "--capacity-factor",
+        type=float,
+        default=1.2,
+        help="every broker's capacity for topicmappr: this x the most bytes a broker holds",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds after which a topicmappr command is stopped (reported as not finished)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="generator seed")
     parser.add_argument("--csv", type=Path, help="also write every row's raw figures here")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -275,7 +304,9 @@ def main() -> None:
     tiers = [t.strip().upper() for t in args.tiers.split(",") if t.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     if bad := [t for t in tiers if t not in TIERS] + [s for s in scenarios if s not in SCENARIOS]:
-        raise SystemExit(f"unknown tier or scenario {bad}; tiers: {', '.join(TIERS)}; scenarios: {', '.join(SCENARIOS)}")
+        raise SystemExit(
+            f"unknown tier or scenario {bad}; tiers: {', '.join(TIERS)}; scenarios: {', '.join(SCENARIOS)}"
+        )
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     tm = topicmappr_binary()
     rows: list[dict[str, object]] = []

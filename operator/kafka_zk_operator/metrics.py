@@ -116,6 +116,7 @@ def private_hook(hook: str, active: bool, why: str = "") -> None:
         why or "its target is not as expected",
     )
 
+
 #: ``(cluster, topic, under-replicated partitions, offline partitions)`` of the topics one reporter tracks.
 TopicHealthSamples = Callable[[], Sequence[tuple[str, str, int, int]]]
 

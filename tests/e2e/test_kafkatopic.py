@@ -77,7 +77,9 @@ def test_deleting_the_resource_deletes_the_topic_in_kafka(
     topics.create(namespace, kafkatopic(unique_topic, partitions=2, rf=3))
     topics.wait_ready(namespace, unique_topic)
     # Ready comes from the controller's election; the broker that answers learns of it just after.
-    wait_for(lambda: kafka.describe(unique_topic), timeout=30, what=f"Kafka's metadata to show {unique_topic}")
+    wait_for(
+        lambda: kafka.describe(unique_topic), timeout=30, what=f"Kafka's metadata to show {unique_topic}"
+    )
     topics.delete(namespace, unique_topic)
     wait_gone(lambda: topics.get(namespace, unique_topic), what="the KafkaTopic to go away")
     wait_for(lambda: unique_topic not in kafka.topic_names(), what="Kafka to forget the topic")

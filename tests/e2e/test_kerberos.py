@@ -39,7 +39,9 @@ KAFKAS_ACL = {("sasl", KAFKA_IDENTITY, Permissions.ALL), ("world", "anyone", Per
 @pytest.fixture(scope="module")
 def krb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KerberizedKafka]:
     workdir = tmp_path_factory.mktemp("kerberos-e2e")
-    with kerberized_kafka(workdir, brokers=2, kafka_version=MAIN_KAFKA_VERSION, chroot="/kafka-krb-e2e") as cluster:
+    with kerberized_kafka(
+        workdir, brokers=2, kafka_version=MAIN_KAFKA_VERSION, chroot="/kafka-krb-e2e"
+    ) as cluster:
         yield cluster
 
 
@@ -57,7 +59,13 @@ def krb_operator(
     # As in the pod: krb5.conf named, no credentials cache or client keytab inherited from the tests.
     env = {**krb.env, "KRB5CCNAME": "", "KRB5_CLIENT_KTNAME": ""}
     with scoped_operator(
-        kafka_cluster, operator, namespace, tmp_path, {CLUSTER: krb.connect}, env=env, settings={CLUSTER: entry}
+        kafka_cluster,
+        operator,
+        namespace,
+        tmp_path,
+        {CLUSTER: krb.connect},
+        env=env,
+        settings={CLUSTER: entry},
     ) as scoped:
         yield scoped
 
@@ -101,13 +109,17 @@ def test_a_kafkatopic_and_its_reassignment_on_a_kerberized_cluster(
     tmp_path: Path,
 ) -> None:
     topics = Resources(api_client, "kafkatopics")
-    topics.create(namespace, kafkatopic("krb-topic", partitions=2, rf=1, cluster=CLUSTER, topicName=unique_topic))
+    topics.create(
+        namespace, kafkatopic("krb-topic", partitions=2, rf=1, cluster=CLUSTER, topicName=unique_topic)
+    )
     ready = topics.wait_ready(namespace, "krb-topic")
     assert ready["status"]["topicName"] == unique_topic
 
     view = KafkaView(krb.bootstrap_servers)
     try:
-        placed = wait_for(lambda: _replicas(view, unique_topic), timeout=60, what=f"Kafka to serve {unique_topic}")
+        placed = wait_for(
+            lambda: _replicas(view, unique_topic), timeout=60, what=f"Kafka to serve {unique_topic}"
+        )
         assert sorted(placed) == [0, 1] and all(len(r) == 1 for r in placed.values())
         view.produce(unique_topic, [b"kerberos"])
 
@@ -124,7 +136,9 @@ def test_a_kafkatopic_and_its_reassignment_on_a_kerberized_cluster(
         done = wait_phase(kprs, namespace, "krb-move", ("Completed", "Failed"), timeout=180)
         assert done["status"]["phase"] == "Completed", done["status"]
         assert wait_for(
-            lambda: _replicas(view, unique_topic) == target and target, timeout=30, what="Kafka's new replicas"
+            lambda: _replicas(view, unique_topic) == target and target,
+            timeout=30,
+            what="Kafka's new replicas",
         )
         assert view.consume_all(unique_topic, expected=1) == [b"kerberos"]
     finally:

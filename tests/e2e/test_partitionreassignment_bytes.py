@@ -60,14 +60,17 @@ def test_balance_bytes_moves_the_data_not_only_the_replica_counts(
     for p in range(6):
         fill(kafka, light, count=10, size=1_000, partition=p)
     topics = {heavy, light}
-    before = cast("Counter[int]", wait_for(
-        lambda: (
-            (held := _bytes_per_broker(kafka_cluster.bootstrap_servers, brokers, topics))[brokers[0]]
-            > 10_000_000
-            and held
+    before = cast(
+        "Counter[int]",
+        wait_for(
+            lambda: (
+                (held := _bytes_per_broker(kafka_cluster.bootstrap_servers, brokers, topics))[brokers[0]]
+                > 10_000_000
+                and held
+            ),
+            what="the produced data in the brokers' log sizes",
         ),
-        what="the produced data in the brokers' log sizes",
-    ))
+    )
     assert max(before.values()) > 2.5 * (sum(before.values()) / 3), before
     kprs = Resources(api_client, "partitionreassignments")
     settings = {"main": {"bootstrapServers": kafka_cluster.bootstrap_servers}}
@@ -82,16 +85,19 @@ def test_balance_bytes_moves_the_data_not_only_the_replica_counts(
         )
         body = wait_phase(kprs, namespace, "by-bytes", "Completed", timeout=240)
     assert body["status"]["proposal"]["moves"] > 0
-    after = cast("Counter[int]", wait_for(
-        lambda: (
-            (held := _bytes_per_broker(kafka_cluster.bootstrap_servers, brokers, topics))
-            and len(held) == 3
-            and max(held.values()) <= 1.2 * (sum(held.values()) / 3)
-            and held
+    after = cast(
+        "Counter[int]",
+        wait_for(
+            lambda: (
+                (held := _bytes_per_broker(kafka_cluster.bootstrap_servers, brokers, topics))
+                and len(held) == 3
+                and max(held.values()) <= 1.2 * (sum(held.values()) / 3)
+                and held
+            ),
+            timeout=120,
+            what="bytes per broker evened out (Kafka's own DescribeLogDirs)",
         ),
-        timeout=120,
-        what="bytes per broker evened out (Kafka's own DescribeLogDirs)",
-    ))
+    )
     assert sum(after.values()) >= 0.95 * sum(before.values())  # moved, not lost
     for topic in topics:  # Kafka serves every partition, each on one live broker
         described = kafka.describe(topic) or {}

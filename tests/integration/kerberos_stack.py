@@ -92,7 +92,9 @@ def _stop(process_owner: ZooKeeperServer | KafkaBroker | KerberosRealm) -> None:
 
 
 @contextlib.contextmanager
-def kerberized_kafka(workdir: Path, *, brokers: int, kafka_version: str, chroot: str) -> Iterator[KerberizedKafka]:
+def kerberized_kafka(
+    workdir: Path, *, brokers: int, kafka_version: str, chroot: str
+) -> Iterator[KerberizedKafka]:
     """Start the realm, ZooKeeper and ``brokers`` Kafka brokers; stop them all afterwards."""
     realm = KerberosRealm(workdir / "kdc")
     keytabs = workdir / "keytabs"

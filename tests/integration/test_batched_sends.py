@@ -129,9 +129,9 @@ def test_a_cut_connection_answers_or_fails_every_queued_request(proxy: Proxy) ->
         proxy.enable()
         wait_for(lambda: client.state == KazooState.CONNECTED, timeout=30, what="the session to reconnect")
         assert client.exists(base) is not None
-        assert [result.get(timeout=30) is not None for result in [client.exists_async(base) for _ in range(50)]] == [
-            True
-        ] * 50
+        assert [
+            result.get(timeout=30) is not None for result in [client.exists_async(base) for _ in range(50)]
+        ] == [True] * 50
     finally:
         proxy.enable()
         session.close(client)

@@ -435,7 +435,9 @@ def test_hard_anti_affinity_and_an_explicit_affinity(helm: Path, values_file: An
     ]
     (required,) = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert required["topologyKey"] == "kubernetes.io/hostname"
-    mine: dict[str, Any] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}
+    mine: dict[str, Any] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}
+    }
     pod = one(render(helm, values_file({"affinity": mine})), "Deployment")["spec"]["template"]["spec"]
     assert pod["affinity"] == mine
 

@@ -116,7 +116,11 @@ def test_dockerfile_has_pinned_bases_non_root_users_and_the_operator_entrypoint(
     assert "pip install --no-cache-dir --no-index --no-deps /tmp/locked/*.whl" in runtime_text
     assert "pip check" in runtime_text
     assert "--constraint /tmp/wheels/constraints.txt" in spark
-    for copied in ("pyproject.toml README.md LICENSE ./", "requirements/ requirements/", "operator/ operator/"):
+    for copied in (
+        "pyproject.toml README.md LICENSE ./",
+        "requirements/ requirements/",
+        "operator/ operator/",
+    ):
         assert f"COPY {copied}" in builder
 
 
@@ -198,4 +202,6 @@ def test_dockerfile_install_steps_work_in_a_fresh_virtualenv(tmp_path: Path) -> 
     where = run([bin_dir / "python", "-c", code], env=env, cwd=tmp_path, timeout=120).stdout.strip()
     assert where.startswith(str(venv)), f"imported from {where}, not from the installed wheel"
     gssapi = "import puresasl.mechanisms as m; print('GSSAPI' in m.mechanisms)"
-    assert run([bin_dir / "python", "-c", gssapi], env=env, cwd=tmp_path, timeout=120).stdout.strip() == "True"
+    assert (
+        run([bin_dir / "python", "-c", gssapi], env=env, cwd=tmp_path, timeout=120).stdout.strip() == "True"
+    )

@@ -60,7 +60,9 @@ def test_a_fenced_replica_writes_nothing(
     config = old.read_topic_config(first)
     assert config is not None
     with pytest.raises(errors.LeadershipLost):
-        old.write_entity_config(ConfigEntityType.TOPICS, first, {"retention.ms": "1000"}, expected_version=config.version)
+        old.write_entity_config(
+            ConfigEntityType.TOPICS, first, {"retention.ms": "1000"}, expected_version=config.version
+        )
     assert len(lost) == 2
 
     plain = kafka_cluster.zk_client()
@@ -72,7 +74,9 @@ def test_a_fenced_replica_writes_nothing(
         plain.stop()
         plain.close()
 
-    new.write_entity_config(ConfigEntityType.TOPICS, first, {"retention.ms": "7200000"}, expected_version=config.version)
+    new.write_entity_config(
+        ConfigEntityType.TOPICS, first, {"retention.ms": "7200000"}, expected_version=config.version
+    )
     view = KafkaView(kafka_cluster.bootstrap_servers)
     try:
         wait_for(lambda: view.describe(first) or None, timeout=60, what=f"Kafka to serve {first}")

@@ -38,7 +38,9 @@ def bench() -> tuple[Any, Any]:
     return _bench_module("peer_tools"), _bench_module("peer_score")
 
 
-def test_topicmappr_plan_from_a_real_zookeeper_is_valid_and_scored(bench: tuple[Any, Any], tmp_path: Path) -> None:
+def test_topicmappr_plan_from_a_real_zookeeper_is_valid_and_scored(
+    bench: tuple[Any, Any], tmp_path: Path
+) -> None:
     tools, scoring = bench
     cluster = synthetic_cluster(6, 3, 60, rf=3, seed=3, layout="balanced")
     on_broker_0 = int((cluster.replicas == cluster.broker_index(0)).sum())

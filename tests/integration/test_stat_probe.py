@@ -31,7 +31,9 @@ def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, uniq
 
     zk.create(f"{base}/child", b"")
     after_child = _stamps(zk, paths)
-    assert after_child is not None and after_child[1] != after_set[1], "a new child moves the parent's cversion"
+    assert after_child is not None and after_child[1] != after_set[1], (
+        "a new child moves the parent's cversion"
+    )
 
     data, _ = zk.get(node)
     zk.delete(node)
@@ -41,7 +43,9 @@ def test_stamps_change_with_writes_children_and_recreation(zk: KazooClient, uniq
     zk.delete(base, recursive=True)
 
 
-def test_a_probe_longer_than_a_chunk_keeps_order_and_lets_the_loop_run(zk: KazooClient, unique_topic: str) -> None:
+def test_a_probe_longer_than_a_chunk_keeps_order_and_lets_the_loop_run(
+    zk: KazooClient, unique_topic: str
+) -> None:
     base = f"/kzo-probe-{unique_topic}"
     count = stat_probe.SEND_CHUNK * 2 + 7
     present = {i for i in range(0, count, 3)}
@@ -131,7 +135,9 @@ def test_the_cluster_wide_stamps_come_with_the_zxid_and_serve_every_probe_while_
     assert zxid is not None and sent[-2:] == ["/", shared_node], "the zxid first, then the shared stamps"
     sent.clear()
     probed = asyncio.run(store.stamps((own, shared_node)))
-    assert probed == _stamps(zk, (own, shared_node)) and sent.count(shared_node) == 1, "only the check asked it"
+    assert probed == _stamps(zk, (own, shared_node)) and sent.count(shared_node) == 1, (
+        "only the check asked it"
+    )
     sent.clear()
 
     changed = zk.set(shared_node, b"x")

@@ -78,7 +78,9 @@ def test_the_notification_version_follows_the_live_brokers_reading_them_once_per
     idle_chroot: KazooClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ZkStore(idle_chroot)
-    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, "no live broker: the line is unknown, v1"
+    assert store.config_change_version(ConfigEntityType.TOPICS) == 1, (
+        "no live broker: the line is unknown, v1"
+    )
     idle_chroot.create("/brokers/ids/1", _registration(3), makepath=True)  # 0.10.0/0.10.1
     idle_chroot.create("/brokers/ids/2", _registration(4))
     reads = _data_reads(store, monkeypatch)
@@ -154,7 +156,10 @@ def test_a_resync_learns_a_topic_s_place_in_a_rewritten_reassignment_from_one_de
     assert store.reassignment_moved_alone(paths, recorded, recorded) is None, "nothing moved"
 
     store.create_reassignment(
-        [znodes_admin.PartitionReassignment("orders", 0, (1, 2)), znodes_admin.PartitionReassignment("other", 0, (2,))]
+        [
+            znodes_admin.PartitionReassignment("orders", 0, (1, 2)),
+            znodes_admin.PartitionReassignment("other", 0, (2,)),
+        ]
     )
     created = asyncio.run(store.stamps(paths))
     assert created is not None
@@ -171,7 +176,10 @@ def test_a_resync_learns_a_topic_s_place_in_a_rewritten_reassignment_from_one_de
     assert store.kept_reassignment_place("idle", stat.mzxid) == (False, None)
 
     # The controller finished "orders" and rewrote the znode with the rest.
-    idle_chroot.set(path, znodes_admin.ReassignPartitionsZNode.encode([znodes_admin.PartitionReassignment("other", 0, (2,))]))
+    idle_chroot.set(
+        path,
+        znodes_admin.ReassignPartitionsZNode.encode([znodes_admin.PartitionReassignment("other", 0, (2,))]),
+    )
     rewritten = asyncio.run(store.stamps(paths))
     assert rewritten is not None
     newer = store.reassignment_moved_alone(paths, created, rewritten)
@@ -215,7 +223,9 @@ def test_a_read_stands_for_its_deletion_marker_by_the_shared_stamp_of_the_marker
     now = [0.0]
     store = ZkStore(idle_chroot)
     # The store's own shared paths, on a clock the test moves.
-    store._recent_zxid = stat_probe.RecentZxid(idle_chroot, shared=store._recent_zxid.shared, clock=lambda: now[0])
+    store._recent_zxid = stat_probe.RecentZxid(
+        idle_chroot, shared=store._recent_zxid.shared, clock=lambda: now[0]
+    )
     assert znodes_admin.DELETE_TOPICS_PATH in store._recent_zxid.shared
     marker = znodes_admin.delete_topic_path("orders")
     with store.recording_stamps() as without_round:

@@ -119,7 +119,11 @@ def _create_through_reconcile(store: ZkStore, topic: str, partitions: int, rf: i
     resource = parse_resource(
         {
             "metadata": {"name": topic, "namespace": "ns", "uid": f"u-{topic}", "generation": 1},
-            "spec": {"partitions": partitions, "replicationFactor": rf, "config": {"retention.ms": "3600000"}},
+            "spec": {
+                "partitions": partitions,
+                "replicationFactor": rf,
+                "config": {"retention.ms": "3600000"},
+            },
         }
     )
     result = reconcile_topic(
@@ -141,12 +145,16 @@ def test_the_operator_logs_in_from_its_keytab_and_kafka_serves_the_topic_it_crea
         assert krb.realm.process is not None
         kdc_log = krb.realm.process.log_path.read_text().splitlines()
         assert any(
-            "TGS_REQ" in line and "ISSUE" in line and f"{krb.operator_principal} for zookeeper/localhost@" in line
+            "TGS_REQ" in line
+            and "ISSUE" in line
+            and f"{krb.operator_principal} for zookeeper/localhost@" in line
             for line in kdc_log
         ), kdc_log[-5:]
         assignment = _create_through_reconcile(store, unique_topic, partitions=2, rf=2)
 
-        described = wait_for(lambda: _led(view, unique_topic), timeout=60, what=f"Kafka to serve {unique_topic}")
+        described = wait_for(
+            lambda: _led(view, unique_topic), timeout=60, what=f"Kafka to serve {unique_topic}"
+        )
         assert {p: d["replicas"] for p, d in described.items()} == assignment
         assert view.configs(unique_topic).get("retention.ms") == "3600000"
         view.produce(unique_topic, [b"one", b"two", b"three"])
@@ -184,9 +192,11 @@ def test_a_reassignment_the_operator_writes_is_carried_out_by_kafka(
             [znodes_admin.PartitionReassignment(unique_topic, p, tuple(r)) for p, r in target.items()]
         )
         wait_for(
-            lambda: (d := view.describe(unique_topic))
-            and {p: x["replicas"] for p, x in d.items()} == target
-            and all(x["leader"] == target[p][0] for p, x in d.items()),
+            lambda: (
+                (d := view.describe(unique_topic))
+                and {p: x["replicas"] for p, x in d.items()} == target
+                and all(x["leader"] == target[p][0] for p, x in d.items())
+            ),
             timeout=90,
             what=f"Kafka to move {unique_topic} to {target}",
         )
@@ -266,9 +276,7 @@ def test_an_unreachable_kdc_is_one_clear_line(
     principal = krb.realm.add_principal(f"kafka/no-kdc-{time.monotonic_ns()}", keytab)  # no cached ticket
     dead = ports.free_port()
     krb5_conf = tmp_path / "krb5.conf"
-    krb5_conf.write_text(
-        krb.realm.krb5_conf.read_text().replace(f":{krb.realm.port}\n", f":{dead}\n")
-    )
+    krb5_conf.write_text(krb.realm.krb5_conf.read_text().replace(f":{krb.realm.port}\n", f":{dead}\n"))
     with environment({"KRB5_CONFIG": str(krb5_conf)}):
         message = _refusal(
             _cluster(tmp_path, krb.entry(principal=principal, keytab=str(keytab))), within_s=10, caplog=caplog
@@ -282,7 +290,9 @@ def test_a_connect_string_host_without_a_zookeeper_principal_is_named(
     krb: KerberizedKafka, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     by_address = f"{ports.LOOPBACK}:{krb.zookeeper.port}{CHROOT}"  # ZooKeeper's principal names localhost
-    message = _refusal(_cluster(tmp_path, {**krb.entry(), "zookeeper": by_address}), within_s=5, caplog=caplog)
+    message = _refusal(
+        _cluster(tmp_path, {**krb.entry(), "zookeeper": by_address}), within_s=5, caplog=caplog
+    )
     assert message.startswith(
         f"Kerberos login of {krb.operator_principal!r} from keytab {krb.operator_keytab} for ZooKeeper at "
         f"{by_address} (service zookeeper/{ports.LOOPBACK}) failed: Server zookeeper/{ports.LOOPBACK}@KZO.TEST "
@@ -311,7 +321,9 @@ def test_a_ticket_zookeeper_cannot_open_is_refused_in_one_line(
         server.wait_ready(timeout=60)
         connect = f"localhost:{server.port}"
         # While its key is current the operator logs in (sasl.service names ZooKeeper's principal).
-        client = session.connect(_cluster(tmp_path, {**krb.entry(service="zk2"), "zookeeper": connect}).settings.zk)
+        client = session.connect(
+            _cluster(tmp_path, {**krb.entry(service="zk2"), "zookeeper": connect}).settings.zk
+        )
         try:
             assert client.exists("/") is not None
         finally:

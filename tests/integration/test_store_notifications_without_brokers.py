@@ -56,8 +56,14 @@ def test_0_10_0_brokers_start_after_a_config_change_written_while_all_were_down(
 
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=0)
     try:
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer") == "refused"
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer") == "accepted"
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer")
+            == "refused"
+        )
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer")
+            == "accepted"
+        )
     finally:
         producer.close()
 
@@ -77,7 +83,9 @@ def test_a_kafka_version_newer_than_the_brokers_registrations_writes_nothing(
         config_before = client.get(f"/config/topics/{unique_topic}")
         store = ZkStore(client, kafka_version=(2, 0, 0))
         with pytest.raises(errors.KafkaLineMismatch, match="brokers 1, 2, 3 register /brokers/ids v3"):
-            store.update_entity_config(ConfigEntityType.TOPICS, unique_topic, lambda c: {**c, "retention.ms": "1000"})
+            store.update_entity_config(
+                ConfigEntityType.TOPICS, unique_topic, lambda c: {**c, "retention.ms": "1000"}
+            )
         assert store.writes == 0
         assert sorted(client.get_children("/config/changes")) == before
         assert client.get(f"/config/topics/{unique_topic}")[1].version == config_before[1].version

@@ -428,7 +428,9 @@ def tls_zk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsZooKeeper]:
         root = session.connect(
             zookeeper.ZkConnectionSettings(
                 connect=f"{ports.LOOPBACK}:{secure_port}",
-                tls=zookeeper.TlsSettings(ca_file=files["ca"], cert_file=files["cert"], key_file=files["key"]),
+                tls=zookeeper.TlsSettings(
+                    ca_file=files["ca"], cert_file=files["cert"], key_file=files["key"]
+                ),
             )
         )
         try:

@@ -120,7 +120,10 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
     _create_and_wait(cluster, unique_topic, partitions=1, rf=2)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=0)
     try:
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer") == "accepted"
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 4096), what="a broker's answer")
+            == "accepted"
+        )
         with cluster.zk_session() as client:
             changed = ZkStore(client).update_entity_config(
                 ConfigEntityType.TOPICS, unique_topic, lambda cfg: {**cfg, "max.message.bytes": "1024"}
@@ -131,7 +134,10 @@ def test_pre_24_brokers_apply_a_config_change_written_by_the_store(
             what=f"Kafka {version} to apply max.message.bytes",
         )
         assert refused
-        assert wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer") == "accepted"
+        assert (
+            wait_for(lambda: send_outcome(producer, unique_topic, 100), what="a broker's answer")
+            == "accepted"
+        )
     finally:
         producer.close()
 
@@ -343,10 +349,13 @@ def test_reads_sent_ahead_find_what_reads_one_at_a_time_find(
     admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap_servers, request_timeout_ms=20000)
     try:  # the broker answering learns of the leaders a moment after ZooKeeper holds them
         wait_for(
-            lambda: {
-                p["partition_index"]: p["leader_id"] for p in admin.describe_topics([unique_topic])[0]["partitions"]
-            }
-            == leaders,
+            lambda: (
+                {
+                    p["partition_index"]: p["leader_id"]
+                    for p in admin.describe_topics([unique_topic])[0]["partitions"]
+                }
+                == leaders
+            ),
             what=f"Kafka's metadata showing the leaders of {unique_topic}",
         )
     finally:

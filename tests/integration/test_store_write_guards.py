@@ -222,7 +222,9 @@ def test_a_topic_deleted_between_the_check_and_the_write_gets_no_config(
     store = _KafkaDeletesTheTopicMeanwhile(controlled_chroot)
     ZkStore(controlled_chroot).create_topic("racing", {0: [1]}, {"retention.ms": "1000"})
     with pytest.raises(errors.TopicBeingDeleted):
-        store.update_entity_config(ConfigEntityType.TOPICS, "racing", lambda config: {**config, "retention.ms": "2000"})
+        store.update_entity_config(
+            ConfigEntityType.TOPICS, "racing", lambda config: {**config, "retention.ms": "2000"}
+        )
     assert controlled_chroot.exists("/config/topics/racing") is None
     assert controlled_chroot.get_children("/config/changes") == []
 

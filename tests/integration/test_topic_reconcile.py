@@ -80,7 +80,9 @@ class _ReadFailsAfterCreate(ZkStore):
         super().create_topic(*args, **kwargs)
         self.created = True
 
-    def read_topic(self, topic: str, *, with_states: bool = True, expected_partitions: int = 0) -> ObservedTopic:
+    def read_topic(
+        self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
+    ) -> ObservedTopic:
         if self.created:
             self.created = False
             raise errors.ClusterUnavailable("lost the ZooKeeper connection (injected)")
@@ -107,7 +109,9 @@ class _CountingStore(ZkStore):
         super().__init__(client)
         self.reads: Counter[str] = Counter()
 
-    def read_topic(self, topic: str, *, with_states: bool = True, expected_partitions: int = 0) -> ObservedTopic:
+    def read_topic(
+        self, topic: str, *, with_states: bool = True, expected_partitions: int = 0
+    ) -> ObservedTopic:
         self.reads["topic"] += 1
         return super().read_topic(topic, with_states=with_states, expected_partitions=expected_partitions)
 

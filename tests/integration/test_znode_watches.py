@@ -177,7 +177,10 @@ def test_a_watch_added_since_a_read_reports_only_what_changed_after_it(
     watches.add(moved, read=False, since=since)
     watches.add(missing, read=False, since=since)
     wait_for(lambda: unchanged.of(topic) == [b"v1"], what="the unchanged read watch's data")
-    wait_for(lambda: changed.of(moved) == [None] and changed.of(missing) == [None], what="the changed and the missing")
+    wait_for(
+        lambda: changed.of(moved) == [None] and changed.of(missing) == [None],
+        what="the changed and the missing",
+    )
     wait_for(lambda: _registrations(zk.client, state) == 1, what="the unchanged change watch registered")
     assert changed.of(topic) == [] and changed.of(state) == [] and unchanged.of(state) == []
 

@@ -78,7 +78,11 @@ def test_without_a_finalized_metadata_version_the_line_is_the_newest_3x() -> Non
     assert ADMIN_LINE == kafka_lines.NEWEST_ZK_LINE == (3, 9, 0)
     backend, _ = _backend_answering({"metadata.version": {"supported": (1, 21)}})  # ZooKeeper-mode brokers
     inferred = backend.cluster_line()
-    assert inferred.line == ADMIN_LINE and not inferred.declared and "no finalized metadata.version" in inferred.basis
+    assert (
+        inferred.line == ADMIN_LINE
+        and not inferred.declared
+        and "no finalized metadata.version" in inferred.basis
+    )
 
 
 @pytest.mark.parametrize("new", [{}, {3: (1,)}, {2: (1,), 4: (2,)}, {1: (1,)}])

@@ -43,7 +43,9 @@ def test_the_script_prints_its_table_and_checks(args: list[str], tmp_path: Path)
 
 
 def _throttle_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("throttle_bench", REPO / "benchmarks/throttled_reassignment_bench.py")
+    spec = importlib.util.spec_from_file_location(
+        "throttle_bench", REPO / "benchmarks/throttled_reassignment_bench.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["throttle_bench"] = module

@@ -392,7 +392,13 @@ def test_partitionreassignment_status_fields(reassignment_crd: dict[str, Any]) -
         "Stopped",
     ]
     assert node(reassignment_crd, ".status.plan")["maxItems"] == 500
-    assert set(node(reassignment_crd, ".status.plan[]")["properties"]) == {"topic", "partition", "from", "to", "bytes"}
+    assert set(node(reassignment_crd, ".status.plan[]")["properties"]) == {
+        "topic",
+        "partition",
+        "from",
+        "to",
+        "bytes",
+    }
     assert set(node(reassignment_crd, ".status.proposal.brokers[]")["properties"]) == {
         "id",
         "rack",

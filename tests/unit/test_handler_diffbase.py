@@ -80,7 +80,9 @@ def test_any_change_of_a_large_spec_changes_its_digest() -> None:
 
 def test_an_upgraded_resource_is_read_from_the_annotation_of_earlier_versions_and_shows_no_change() -> None:
     spec = {"partitions": 3, "replicationFactor": 2}
-    earlier = kopf.AnnotationsDiffBaseStorage(prefix=crd_identity.KOPF_PREFIX, key=crd_identity.LAST_HANDLED_KEY)
+    earlier = kopf.AnnotationsDiffBaseStorage(
+        prefix=crd_identity.KOPF_PREFIX, key=crd_identity.LAST_HANDLED_KEY
+    )
     annotation_patch = kopf.Patch()
     earlier.store(body=_body(spec), patch=annotation_patch, essence=earlier.build(body=_body(spec)))
     upgraded = _body(spec, dict(annotation_patch["metadata"]["annotations"]))

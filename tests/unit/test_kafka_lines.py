@@ -130,7 +130,11 @@ def test_the_4x_lines_are_kraft_only_and_zookeeper_mode_ends_at_3_9() -> None:
     assert kafka_lines.KRAFT_ONLY_LINES == ((4, 0, 0), (4, 1, 0))
     assert kafka_lines.NEWEST_LINE == (4, 1, 0) and kafka_lines.NEWEST_ZK_LINE == (3, 9, 0)
     assert (*kafka_lines.ZK_LINES, *kafka_lines.KRAFT_ONLY_LINES) == kafka_lines.SUPPORTED_LINES
-    assert [kafka_lines.runs_zookeeper(line) for line in ((3, 9, 0), (4, 0, 0), (4, 1, 0))] == [True, False, False]
+    assert [kafka_lines.runs_zookeeper(line) for line in ((3, 9, 0), (4, 0, 0), (4, 1, 0))] == [
+        True,
+        False,
+        False,
+    ]
     assert all(kafka_lines.runs_kraft(line) for line in kafka_lines.KRAFT_ONLY_LINES)
     assert kafka_lines.NEWEST_ZK.line == (3, 9, 0)
 
@@ -173,8 +177,9 @@ def test_kraft_cluster_line_declared_wins_else_metadata_version_else_fallback() 
         "Kafka 4.1 (its finalized metadata.version is level 27, which Kafka 4.1 introduced; set "
         "kafkaVersion in the operator's cluster settings to the oldest line the brokers run to use its rules)"
     )
-    assert "newer than Kafka 4.1, the newest line the operator knows" in kafka_lines.kraft_cluster_line(
-        30, None, FALLBACK
-    ).basis
+    assert (
+        "newer than Kafka 4.1, the newest line the operator knows"
+        in kafka_lines.kraft_cluster_line(30, None, FALLBACK).basis
+    )
     assert kafka_lines.kraft_cluster_line(None, None, FALLBACK) is FALLBACK
     assert kafka_lines.kraft_cluster_line(0, None, FALLBACK) is FALLBACK

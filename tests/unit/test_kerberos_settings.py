@@ -54,13 +54,17 @@ def _error(tmp_path: Path, content: str) -> str:
 
 def test_the_documented_gssapi_section_loads(tmp_path: Path) -> None:
     keytab = _keytab(tmp_path)
-    sasl = _load(tmp_path, CLUSTER + f"    sasl: {{mechanism: GSSAPI, principal: {PRINCIPAL}, keytab: {keytab}}}\n")
+    sasl = _load(
+        tmp_path, CLUSTER + f"    sasl: {{mechanism: GSSAPI, principal: {PRINCIPAL}, keytab: {keytab}}}\n"
+    )
     assert sasl == SaslSettings(mechanism="GSSAPI", principal=PRINCIPAL, keytab=keytab, service="zookeeper")
 
 
 def test_the_service_name_and_an_old_format_keytab(tmp_path: Path) -> None:
     keytab = _keytab(tmp_path, data=b"\x05\x01")
-    content = CLUSTER + f"    sasl: {{mechanism: gssapi, principal: {PRINCIPAL}, keytab: {keytab}, service: zk}}\n"
+    content = (
+        CLUSTER + f"    sasl: {{mechanism: gssapi, principal: {PRINCIPAL}, keytab: {keytab}, service: zk}}\n"
+    )
     sasl = _load(tmp_path, content)
     assert (sasl.mechanism, sasl.service, sasl.keytab) == ("GSSAPI", "zk", keytab)
 
@@ -104,7 +108,9 @@ def test_an_unusable_gssapi_section(tmp_path: Path, sasl: str, expected: str) ->
 
 def test_a_file_that_is_no_keytab_is_refused(tmp_path: Path) -> None:
     text = _keytab(tmp_path, "krb5.conf", b"[libdefaults]\n")
-    message = _error(tmp_path, CLUSTER + f"    sasl: {{mechanism: GSSAPI, principal: {PRINCIPAL}, keytab: {text}}}\n")
+    message = _error(
+        tmp_path, CLUSTER + f"    sasl: {{mechanism: GSSAPI, principal: {PRINCIPAL}, keytab: {text}}}\n"
+    )
     assert f"clusters[0].sasl.keytab: {text} is not a Kerberos keytab" in message
     message = _error(
         tmp_path, CLUSTER + f"    sasl: {{mechanism: GSSAPI, principal: {PRINCIPAL}, keytab: {tmp_path}}}\n"
@@ -139,8 +145,13 @@ def test_every_cluster_shares_one_keytab(tmp_path: Path) -> None:
         first,
         first,
     ]
-    message = _error(tmp_path, "clusters:\n" + cluster("a", first, "kafka/a@R") + cluster("b", second, "kafka/b@R"))
-    assert f"clusters 'a' and 'b' name different keytabs ({first}, {second}); the operator has one Kerberos " in message
+    message = _error(
+        tmp_path, "clusters:\n" + cluster("a", first, "kafka/a@R") + cluster("b", second, "kafka/b@R")
+    )
+    assert (
+        f"clusters 'a' and 'b' name different keytabs ({first}, {second}); the operator has one Kerberos "
+        in message
+    )
 
 
 # --- what MIT's library says, in one line -----------------------------------------------------------
@@ -154,7 +165,9 @@ GSSError.__module__ = "kerberos"
 SASL = SaslSettings(mechanism="GSSAPI", principal=PRINCIPAL, keytab="/etc/kzo-krb5/operator.keytab")
 
 
-def _gss(minor: str, major: str = "No credentials were supplied, or the credentials were unavailable") -> GSSError:
+def _gss(
+    minor: str, major: str = "No credentials were supplied, or the credentials were unavailable"
+) -> GSSError:
     return GSSError((major, 458752), (minor, -1765328353))
 
 
@@ -165,7 +178,10 @@ def _gss(minor: str, major: str = "No credentials were supplied, or the credenti
         ("Preauthentication failed", "the keytab must hold the principal's current key"),
         (f"Can't find client principal {PRINCIPAL} in cache collection", "the keytab must hold"),
         (f"Client '{PRINCIPAL}' not found in Kerberos database", "the KDC does not know this principal"),
-        ("Cannot contact any KDC for realm 'EXAMPLE.COM'", "krb5.conf must name a KDC of the principal's realm"),
+        (
+            "Cannot contact any KDC for realm 'EXAMPLE.COM'",
+            "krb5.conf must name a KDC of the principal's realm",
+        ),
         (
             "Server zookeeper/zk-0@EXAMPLE.COM not found in Kerberos database",
             "ZooKeeper's principal must be SERVICE/HOST@REALM with HOST exactly as in the connect string",

@@ -124,7 +124,6 @@ class FakeLeases:
         return self.record
 
 
-
 def _elector(leases: FakeLeases, identity: str, clock: ManualClock) -> LeaderElector:
     return LeaderElector(leases, identity, TIMINGS, clock=clock)  # type: ignore[arg-type]
 

@@ -500,9 +500,7 @@ def test_hostname_verification_is_on_unless_turned_off(tmp_path: Path) -> None:
         {"KZO_CLUSTERS_FILE": _file(tmp_path, CLUSTER + "    tls: {verifyHostname: false}\n", "off.yaml")}
     )
     assert on.clusters[0].zk.tls is not None and on.clusters[0].zk.tls.verify_hostname is True
-    assert (
-        off.clusters[0].zk.tls is not None and off.clusters[0].zk.tls.verify_hostname is False
-    )
+    assert off.clusters[0].zk.tls is not None and off.clusters[0].zk.tls.verify_hostname is False
 
 
 # --- kafkaVersion ---------------------------------------------------------------------------------
@@ -612,7 +610,9 @@ def test_worker_limit_default_unbounded_and_override() -> None:
 @pytest.mark.parametrize("value", ["-1", "1.5", "abc", "inf", "100001"])
 def test_worker_limit_must_be_a_whole_number_from_0(value: str) -> None:
     message = _error(_zk(KZO_WORKER_LIMIT=value))
-    assert message.startswith(f"KZO_WORKER_LIMIT={value!r} is not valid: use a whole number from 0 (unbounded)")
+    assert message.startswith(
+        f"KZO_WORKER_LIMIT={value!r} is not valid: use a whole number from 0 (unbounded)"
+    )
 
 
 # --- bootstrapServers (partition sizes for byte-balanced reassignments) ----------------------------

@@ -17,8 +17,11 @@ from kafka_zk_operator.runtime.pending_status import PendingStatus
 from kafka_zk_operator.service import topics
 from tests.unit.clock_support import ManualClock
 
-CREATED = {"appliedConfig": [], "observedGeneration": 1, "conditions": [{"type": "Ready", "reason": "Created"}]}
-
+CREATED = {
+    "appliedConfig": [],
+    "observedGeneration": 1,
+    "conditions": [{"type": "Ready", "reason": "Created"}],
+}
 
 
 def test_a_status_without_the_pending_patch_is_seen_with_it() -> None:
@@ -64,7 +67,11 @@ def test_a_second_patch_before_the_first_landed_keeps_both() -> None:
     pending = PendingStatus()
     pending.record("u1", {"appliedConfig": [], "drift": {"a": "1"}})
     pending.record("u1", {"conditions": [{"reason": "InSync"}], "drift": {"b": "2", "a": None}})
-    assert pending.current("u1", {}) == {"appliedConfig": [], "conditions": [{"reason": "InSync"}], "drift": {"b": "2"}}
+    assert pending.current("u1", {}) == {
+        "appliedConfig": [],
+        "conditions": [{"reason": "InSync"}],
+        "drift": {"b": "2"},
+    }
 
 
 def test_a_patch_never_seen_stops_standing_in_after_the_ttl() -> None:

@@ -107,6 +107,8 @@ def test_both_keeps_the_counts_of_the_replicas_plan_and_evens_the_data(
     by_count, _ = _plan(capsys, snapshot)
     both, out = _plan(capsys, snapshot, "--balance", "both")
     assert both["balance"] == "both" and both["balanced"]
-    assert [b["replicas_after"] for b in both["brokers"]] == [b["replicas_after"] for b in by_count["brokers"]]
+    assert [b["replicas_after"] for b in both["brokers"]] == [
+        b["replicas_after"] for b in by_count["brokers"]
+    ]
     assert _spread(both) <= 1.0201 < 1.15 < _spread(by_count)
     assert "replica counts as the count plan left them" in out and "balanced: yes" in out

@@ -209,7 +209,9 @@ def test_the_balance_choice_and_a_byte_report_survive_the_round_trip() -> None:
     cluster = synthetic_cluster(9, 3, 300, seed=5, layout="kafka")
     result = plan(cluster, request)
     assert result.report.bytes_lower_bound is not None
-    doc = json.loads(plan_document.dump(plan_document.plan_document(result, request=request, input_sha256="0" * 64)))
+    doc = json.loads(
+        plan_document.dump(plan_document.plan_document(result, request=request, input_sha256="0" * 64))
+    )
     restored = plan_document.read_plan_document(doc, cluster)
     assert restored.report == result.report
     assert plan_document.plan_differences(result, restored) == []

@@ -47,7 +47,9 @@ def unsized(moves: list[PartitionMove]) -> list[PartitionMove]:
     return [replace(m, replica_bytes=None) for m in moves]
 
 
-def sized_like(batches: tuple[tuple[PartitionMove, ...], ...], moves: list[PartitionMove]) -> list[tuple[PartitionMove, ...]]:
+def sized_like(
+    batches: tuple[tuple[PartitionMove, ...], ...], moves: list[PartitionMove]
+) -> list[tuple[PartitionMove, ...]]:
     size = {(m.topic, m.partition): m.replica_bytes for m in moves}
     return [tuple(replace(m, replica_bytes=size[(m.topic, m.partition)]) for m in b) for b in batches]
 
@@ -130,6 +132,9 @@ def test_full_batches_are_polished_by_swaps() -> None:
     rank = {m: i for i, m in enumerate((big_5, small_6, small_5, big_6))}
     polished = _polished([(big_5, small_6), (small_5, big_6)], limits, rank)
     assert copy_seconds(polished, 1.0) == 11 == copy_bound_seconds(list(rank), 1.0)
-    assert {frozenset(batch) for batch in polished} == {frozenset({big_5, big_6}), frozenset({small_6, small_5})}
+    assert {frozenset(batch) for batch in polished} == {
+        frozenset({big_5, big_6}),
+        frozenset({small_6, small_5}),
+    }
     for batch in polished:
         assert max(batch_loads(batch).values()) <= 1

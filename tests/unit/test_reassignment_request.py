@@ -170,9 +170,16 @@ def test_balance_reaches_the_engine_requests(balance: str) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"mode": "Rebalance", "balance": "disk"}, "spec.balance is 'disk'; expected one of: replicas, bytes, both"),
         (
-            {"mode": "Explicit", "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}], "balance": "bytes"},
+            {"mode": "Rebalance", "balance": "disk"},
+            "spec.balance is 'disk'; expected one of: replicas, bytes, both",
+        ),
+        (
+            {
+                "mode": "Explicit",
+                "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}],
+                "balance": "bytes",
+            },
             "spec.balance is only used by the computed modes",
         ),
     ],

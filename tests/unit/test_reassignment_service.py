@@ -619,7 +619,8 @@ def test_a_spark_job_that_cannot_be_deleted_is_reported_and_the_proposal_kept(
     assert api.body["status"]["phase"] == "ProposalReady"
     warning = next(e for e in result.events if e.reason == "SparkJobNotDeleted")
     assert (
-        "403 Forbidden" in warning.message and "kubectl delete job,configmap,pod -n spark-ns" in warning.message
+        "403 Forbidden" in warning.message
+        and "kubectl delete job,configmap,pod -n spark-ns" in warning.message
     )
 
 

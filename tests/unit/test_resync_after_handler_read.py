@@ -79,7 +79,9 @@ class FakeSettings:
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
     store = FakeStore()
-    runtime = SimpleNamespace(name="local", health=None, store=lambda: store, backend=lambda: store, phase=None)
+    runtime = SimpleNamespace(
+        name="local", health=None, store=lambda: store, backend=lambda: store, phase=None
+    )
     memo = SimpleNamespace(settings=FakeSettings(), clusters=SimpleNamespace(get=lambda name: runtime))
     monkeypatch.setattr(kafkatopic_resync, "_open_store", lambda memo, resource: store)
     full: list[str] = []
@@ -111,7 +113,9 @@ def _body() -> dict[str, Any]:
 
 def _handle(cluster: Any) -> None:
     body = _body()
-    kafkatopic._reconcile_now(kopf.Body(cast(kopf.RawBody, body)), kopf.Patch(), cluster.memo, NO_CLAIMS, body["status"], UID)
+    kafkatopic._reconcile_now(
+        kopf.Body(cast(kopf.RawBody, body)), kopf.Patch(), cluster.memo, NO_CLAIMS, body["status"], UID
+    )
 
 
 def _resync(cluster: Any) -> None:
@@ -122,7 +126,9 @@ def test_an_adopted_topic_is_not_read_again_while_zookeeper_is_quiet(cluster: An
     cluster.set_result()
     _handle(cluster)
     record = kafkatopic._last_reads.get(UID)
-    assert record is not None and record.zxid == 100 and record.stamps == READ_STAMPS and record.paths == PATHS
+    assert (
+        record is not None and record.zxid == 100 and record.stamps == READ_STAMPS and record.paths == PATHS
+    )
     _resync(cluster)
     assert cluster.store.probes == 0 and cluster.full == [], "ended on the zxid: nothing read"
 
@@ -213,7 +219,9 @@ def test_no_known_zxid_is_no_baseline(cluster: Any) -> None:
     assert kafkatopic._last_reads.get(UID) is None
 
 
-def test_a_reconcile_that_changed_the_status_is_no_baseline(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reconcile_that_changed_the_status_is_no_baseline(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A first reconcile of an existing topic reports it ``Adopted``; the next one, from that
     status, moves the reason on to ``InSync`` (found by ``tests/e2e/test_import.py``). So the
     status a handler changed is no fixed point, and the next resync must read in full."""

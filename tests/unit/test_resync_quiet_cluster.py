@@ -93,7 +93,9 @@ def test_a_changed_status_is_not_settled_by_a_quiet_zookeeper(store: Any) -> Non
     assert store.reconciles == ["full"]
 
 
-def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_resync_records_the_status_its_patch_makes(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Leaders moved: the full read patches the live fields (which pending_status leaves out to
     the health reporter); the record holds the status with that patch, so the next resync of the
     unchanged topic ends without a read."""
@@ -102,7 +104,9 @@ def test_a_full_resync_records_the_status_its_patch_makes(store: Any, monkeypatc
     changes = {"partitionStates": [{"partition": 0, "leader": 2, "isr": [2]}], "lastSyncTime": "t1"}
 
     async def read_only_reconcile(*args: Any, **kwargs: Any) -> Any:
-        return (topics.TopicResult(status={}, observed_partitions=1), changes), read_stamps_of(PATHS, ((11, 0), (3, 7)))
+        return (topics.TopicResult(status={}, observed_partitions=1), changes), read_stamps_of(
+            PATHS, ((11, 0), (3, 7))
+        )
 
     monkeypatch.setattr(in_pool, "run_in_pool_unless_stopped", read_only_reconcile)
     _resync()

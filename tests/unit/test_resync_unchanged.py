@@ -37,11 +37,15 @@ def test_it_holds_only_when_key_stamps_status_and_heartbeat_all_agree() -> None:
     assert last.still_holds((3, "managed", None, ()), STAMPS, digest, now=999.0)
     assert not last.still_holds((4, "managed", None, ()), STAMPS, digest, now=999.0), "a new generation"
     assert not last.still_holds((3, "managed", "ns/older", ()), STAMPS, digest, now=999.0), "a conflict"
-    assert not last.still_holds((3, "managed", None, ()), ((11, 0), None, (12, 3)), digest, now=999.0), "a write"
+    assert not last.still_holds((3, "managed", None, ()), ((11, 0), None, (12, 3)), digest, now=999.0), (
+        "a write"
+    )
     assert not last.still_holds((3, "managed", None, ()), ((10, 0), (13, 0), (12, 3)), digest, now=999.0), (
         "a znode that appeared (e.g. a deletion marker)"
     )
-    assert not last.still_holds((3, "managed", None, ()), STAMPS, status_digest({"x": 1}), now=999.0), "status"
+    assert not last.still_holds((3, "managed", None, ()), STAMPS, status_digest({"x": 1}), now=999.0), (
+        "status"
+    )
     assert not last.still_holds((3, "managed", None, ()), STAMPS, digest, now=1000.0), "heartbeat due"
 
 
@@ -57,7 +61,9 @@ def test_merge_patched_follows_json_merge_patch() -> None:
     status = {"a": 1, "b": {"x": 1, "y": 2}, "c": [1, 2], "kopf": {"p": 1}}
     patched = merge_patched(status, {"a": None, "b": {"y": None, "z": 3}, "c": [3], "d": {"e": None, "f": 1}})
     assert patched == {"b": {"x": 1, "z": 3}, "c": [3], "kopf": {"p": 1}, "d": {"f": 1}}
-    assert status == {"a": 1, "b": {"x": 1, "y": 2}, "c": [1, 2], "kopf": {"p": 1}}, "the input is not changed"
+    assert status == {"a": 1, "b": {"x": 1, "y": 2}, "c": [1, 2], "kopf": {"p": 1}}, (
+        "the input is not changed"
+    )
 
 
 def test_records_are_kept_per_uid_and_forgotten() -> None:

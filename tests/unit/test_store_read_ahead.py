@@ -23,9 +23,7 @@ def _stat(version: int = 0) -> ZnodeStat:
 class _Answer:
     """A kazoo IAsyncResult that is already answered."""
 
-    def __init__(
-        self, value: Any = None, error: Exception | None = None, on_taken: Any = None
-    ) -> None:
+    def __init__(self, value: Any = None, error: Exception | None = None, on_taken: Any = None) -> None:
         self.value, self.error, self.on_taken = value, error, on_taken
 
     def get(self) -> Any:

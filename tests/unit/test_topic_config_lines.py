@@ -133,7 +133,11 @@ def test_an_index_smaller_than_one_entry_is_refused_on_every_line(line: KafkaLin
     assert problems({"segment.index.bytes": "12"}, line) == []
 
 
-KAFKA_4_REMOVED = ("message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms")
+KAFKA_4_REMOVED = (
+    "message.format.version",
+    "message.downconversion.enable",
+    "message.timestamp.difference.max.ms",
+)
 
 
 @pytest.mark.parametrize("line", kafka_lines.KRAFT_ONLY_LINES, ids=kafka_lines.line_name)
@@ -152,7 +156,9 @@ def test_kafka_4_has_no_message_format_downconversion_or_timestamp_difference(li
 
 def test_kafka_4_1_needs_segments_of_a_mebibyte_and_has_internal_segment_bytes() -> None:
     assert problems({"segment.bytes": "1000"}, (4, 0, 0)) == []
-    assert problems({"segment.bytes": "1000"}, (4, 1, 0)) == ["segment.bytes='1000': must be at least 1048576"]
+    assert problems({"segment.bytes": "1000"}, (4, 1, 0)) == [
+        "segment.bytes='1000': must be at least 1048576"
+    ]
     assert problems({"segment.bytes": "1048576"}, (4, 1, 0)) == []
     assert problems({"internal.segment.bytes": "1000"}, (4, 1, 0)) == []
     (too_old,) = problems({"internal.segment.bytes": "1000"}, (4, 0, 0))

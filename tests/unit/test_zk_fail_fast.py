@@ -16,7 +16,9 @@ from kafka_zk_operator.domain import errors
 @pytest.mark.parametrize("state", [KazooState.SUSPENDED, KazooState.LOST])
 def test_a_call_while_disconnected_is_refused_before_it_is_queued(state: str) -> None:
     ran = []
-    refused = pytest.raises(errors.ClusterUnavailable, match=r"ZooKeeper is unreachable .*while accessing /brokers/ids")
+    refused = pytest.raises(
+        errors.ClusterUnavailable, match=r"ZooKeeper is unreachable .*while accessing /brokers/ids"
+    )
     with refused, mapped(SimpleNamespace(state=state), "/brokers/ids"):
         ran.append(True)
     assert not ran

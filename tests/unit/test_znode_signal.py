@@ -61,7 +61,8 @@ def test_one_deletion_wakes_every_waiter_and_a_later_wait_needs_a_new_one() -> N
     async def two_waiters() -> list[bool]:
         gone = {"now": False}
         waits = [
-            asyncio.ensure_future(signal.wait(lambda callback: not gone["now"], timeout=2.0)) for _ in range(2)
+            asyncio.ensure_future(signal.wait(lambda callback: not gone["now"], timeout=2.0))
+            for _ in range(2)
         ]
         await asyncio.sleep(0.1)
         gone["now"] = True

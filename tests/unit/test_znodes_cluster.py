@@ -180,8 +180,11 @@ def test_migration_encoder_refuses_extra_fields_that_shadow_its_own() -> None:
         (b'{"version":0}', "has no 'kraft_controller_id'"),
         (b'{"version":0,"kraft_controller_id":1}', "has no 'kraft_controller_epoch'"),
         (MIGRATION.replace(b'"kraft_metadata_offset":42,', b""), "has no 'kraft_metadata_offset'"),
-        (MIGRATION.replace(b':3000', b':"3000"'), "'kraft_controller_id' is '3000'"),
-        (MIGRATION.replace(b"offset\":42", b"offset\":-2"), "'kraft_metadata_offset' is -2, expected at least -1"),
+        (MIGRATION.replace(b":3000", b':"3000"'), "'kraft_controller_id' is '3000'"),
+        (
+            MIGRATION.replace(b'offset":42', b'offset":-2'),
+            "'kraft_metadata_offset' is -2, expected at least -1",
+        ),
         (MIGRATION_CREATED.replace(b'"kraft_controller_id":-1', b'"kraft_controller_id":-2'), "at least -1"),
         (MIGRATION.replace(b"42", b"1e3"), "'kraft_metadata_offset' is 1000.0"),
     ],

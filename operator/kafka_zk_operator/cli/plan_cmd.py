@@ -76,7 +76,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--snapshot", required=True, type=Path, metavar="FILE", help="cluster snapshot (JSON)"
     )
-    parser.add_argument("--mode", required=True, choices=[m.cli_name for m in ENGINE_MODES], help="what to plan")
+    parser.add_argument(
+        "--mode", required=True, choices=[m.cli_name for m in ENGINE_MODES], help="what to plan"
+    )
     parser.add_argument(
         "--brokers",
         type=parse_broker_list,

@@ -60,7 +60,16 @@ SUPPORTED_KAFKA_VERSIONS = (
 KRAFT_ONLY_KAFKA_VERSIONS = ("4.1.2",)
 #: What ``kzo dev prepare`` fetches by default: the lines ``make test`` runs (tests/conftest.py;
 #: tests/integration/test_kafka_line_matrix.py restarts every broker of each with edge configs).
-TESTED_KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, "2.8.2", "2.4.1", "2.3.1", "2.0.1", "1.1.1", "1.0.2", "0.10.0.1")
+TESTED_KAFKA_VERSIONS = (
+    DEFAULT_KAFKA_VERSION,
+    "2.8.2",
+    "2.4.1",
+    "2.3.1",
+    "2.0.1",
+    "1.1.1",
+    "1.0.2",
+    "0.10.0.1",
+)
 
 
 def require_assets() -> None:

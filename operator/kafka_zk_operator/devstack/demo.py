@@ -138,7 +138,8 @@ def wait_topics(api: client.ApiClient, applied: list[tuple[str, str, str]], time
         still = []
         for ns, name in pending:
             item = cast(
-                dict[str, Any], custom.get_namespaced_custom_object(GROUP, VERSION, ns, KAFKA_TOPIC.plural, name)
+                dict[str, Any],
+                custom.get_namespaced_custom_object(GROUP, VERSION, ns, KAFKA_TOPIC.plural, name),
             )
             status = item.get("status") or {}
             fresh = status.get("observedGeneration") == item["metadata"].get("generation")

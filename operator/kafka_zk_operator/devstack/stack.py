@@ -361,5 +361,3 @@ class LocalStack:
             node_address=self.node_address,
             node_dir=str(self.node.workdir) if self.node is not None else None,
         )
-
-

@@ -40,7 +40,10 @@ def topicmappr_binary(module_version: str = TOPICMAPPR_MODULE_VERSION) -> Path:
     if binary.is_file() and os.access(binary, os.X_OK):
         return binary
     artifacts._require_tool("go", "install Go >= 1.24 (the Go module proxy provides newer toolchains)")
-    print(f"kzo: building topicmappr {module_version} from Go modules (first run only, ~20 s)...", file=sys.stderr)
+    print(
+        f"kzo: building topicmappr {module_version} from Go modules (first run only, ~20 s)...",
+        file=sys.stderr,
+    )
     folder = artifacts._run_recipe(
         "build-topicmappr.sh", [module_version], f"topicmappr {module_version}", "build-topicmappr.log"
     )

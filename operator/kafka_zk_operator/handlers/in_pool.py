@@ -45,7 +45,9 @@ async def run_in_pool(memo: Any, fn: Callable[..., T], *args: Any, **kwargs: Any
     return future.result()
 
 
-async def run_in_pool_unless_stopped(memo: Any, stopped: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+async def run_in_pool_unless_stopped(
+    memo: Any, stopped: Any, fn: Callable[..., T], *args: Any, **kwargs: Any
+) -> T | None:
     """:func:`run_in_pool` for periodic work: ``stopped`` is kopf's flag of a timer (the operator
     exits, the resource is gone) or the KafkaTopic resync passes' stop event. Once it is set, a
     call still queued is dropped and one running is waited for; either way the result is None:

@@ -201,7 +201,9 @@ def _reconcile_now(
     )
     # The ZooKeeper store watches partition state znodes and records what a pass read (a resync
     # of an unchanged topic reads nothing); the Admin API backend has neither: its resyncs poll.
-    store = cast(ZkStore, backend) if hasattr(backend, "recording_stamps") else None  # ZooKeeper's, or a test's
+    store = (
+        cast(ZkStore, backend) if hasattr(backend, "recording_stamps") else None
+    )  # ZooKeeper's, or a test's
     health = runtime.health if store is not None else None
     if store is None and runtime.health is not None:
         runtime.health.untrack(resource.topic_name, resource.ref)  # frozen znodes after the takeover
@@ -209,10 +211,13 @@ def _reconcile_now(
     # Watch-driven refreshes write the live partition fields too; kopf's patch lands after this
     # handler returns, so the reporter is told what it carries (see runtime.health).
     with (
-        health.reconciling(resource.topic_name, resource.ref)
-        if health is not None
-        else contextlib.nullcontext(HandlerWrite(read_since=backend.last_zxid()))
-    ) as written, store.recording_stamps() if store is not None else contextlib.nullcontext(ReadStamps()) as read:
+        (
+            health.reconciling(resource.topic_name, resource.ref)
+            if health is not None
+            else contextlib.nullcontext(HandlerWrite(read_since=backend.last_zxid()))
+        ) as written,
+        store.recording_stamps() if store is not None else contextlib.nullcontext(ReadStamps()) as read,
+    ):
         read_from = written.read_since  # the session's last zxid before this reconcile's read
         result = topics.reconcile_topic(
             resource,

@@ -280,7 +280,9 @@ async def resync(
         last is not None
         and before is not None
         and store is not None
-        and await _holds_but_for_reassignment(store, memo, stopping, resource.topic_name, last, key, before, digest)
+        and await _holds_but_for_reassignment(
+            store, memo, stopping, resource.topic_name, last, key, before, digest
+        )
     ):
         kafkatopic._last_reads.record(uid, dataclasses.replace(last, stamps=before, zxid=zxid))
         metrics.RESYNCS_UNCHANGED.labels(KIND).inc()
@@ -357,7 +359,9 @@ async def _holds_but_for_reassignment(
     place = store.kept_reassignment_place(topic, mzxid)
     if place is None:
         try:
-            place = await in_pool.run_in_pool_unless_stopped(memo, stopping, store.reassignment_place, topic, mzxid)
+            place = await in_pool.run_in_pool_unless_stopped(
+                memo, stopping, store.reassignment_place, topic, mzxid
+            )
         except errors.KzoError:
             return False  # the full reconcile reports it
     return place == last.reassignment

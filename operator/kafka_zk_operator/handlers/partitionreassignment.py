@@ -188,7 +188,9 @@ def _report_phase(
         runtime = pool.get(cluster_name)
     except errors.KzoError:
         return  # an unknown cluster: the pass said so already
-    decision = migration_report.for_reassignments(runtime.phase, runtime.settings.bootstrap_servers is not None)
+    decision = migration_report.for_reassignments(
+        runtime.phase, runtime.settings.bootstrap_servers is not None
+    )
     fields: dict[str, Any] = {}
     migration_report.add_phase(fields, decision, status, generation=generation, now=datetime.now(UTC))
     changes = {key: value for key, value in fields.items() if status.get(key) != value}

@@ -103,7 +103,9 @@ class LastRead:
             and now < self.heartbeat_due
         )
 
-    def holds_with_no_transaction_since(self, key: Hashable, zxid: int, status_digest: str, now: float) -> bool:
+    def holds_with_no_transaction_since(
+        self, key: Hashable, zxid: int, status_digest: str, now: float
+    ) -> bool:
         """Like :meth:`still_holds` without reading a stamp: ZooKeeper has applied no transaction
         at all since the read this record's stamps come from (``stat_probe.RecentZxid``)."""
         return (

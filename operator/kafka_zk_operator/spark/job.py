@@ -124,7 +124,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="what to even out: replicas (counts, fewest moves), bytes (data per broker, needs sizes) or both",
     )
     parser.add_argument(
-        "--byte-tolerance", type=float, default=DEFAULT_BYTE_TOLERANCE, metavar="FRACTION",
+        "--byte-tolerance",
+        type=float,
+        default=DEFAULT_BYTE_TOLERANCE,
+        metavar="FRACTION",
         help="with --balance bytes: allowed distance from the byte target, a fraction of the mean",
     )
     parser.add_argument("--request", type=Path, metavar="FILE", help="the whole request as JSON instead")

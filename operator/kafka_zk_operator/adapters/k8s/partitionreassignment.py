@@ -159,7 +159,9 @@ class KubernetesReassignments:
                         PLAN_PROPOSAL_ANNOTATION: proposal_id,
                         PLAN_PART_ANNOTATION: f"{index + 1}/{len(chunks)}",
                     },
-                    owner_references=[cast("Any", owner_reference(PARTITION_REASSIGNMENT, owner.name, owner.uid))],
+                    owner_references=[
+                        cast("Any", owner_reference(PARTITION_REASSIGNMENT, owner.name, owner.uid))
+                    ],
                 ),
                 data={PLAN_KEY: json.dumps(chunk, separators=(",", ":"))},
             )

@@ -91,7 +91,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
 
     def partition_states(self, topic: str, partitions: Sequence[int]) -> dict[int, model.PartitionState]:
         """The state znodes of ``partitions`` that exist, all asked in one round trip."""
-        paths = {partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions}
+        paths = {
+            partition: znodes_topics.PartitionStateZNode.path(topic, partition) for partition in partitions
+        }
         states: dict[int, model.PartitionState] = {}
         with self.reading_ahead(*(("get", path) for path in paths.values())):
             for partition, path in paths.items():
@@ -159,7 +161,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
         # Before the marker is asked: a stamp of its parent that is no newer than the marker's
         # answer (see topic_read_paths).
         self._note_shared(znodes_admin.DELETE_TOPICS_PATH)
-        with self.reading_ahead(("get", topic_path), ("get", config_path), ("exists", marker_path), *expected):
+        with self.reading_ahead(
+            ("get", topic_path), ("get", config_path), ("exists", marker_path), *expected
+        ):
             assignment = self.read_assignment(topic)
             moving, problem, states = False, None, {}
             if assignment is not None:
@@ -200,7 +204,9 @@ class ZkStore(ConfigStore, AdminRequestStore):
             observed = self.read_topic(topic, expected_partitions=expected_partitions)
             return observed, self.broker_registrations()
 
-    def topic_read_paths(self, topic: str, partitions: int, read: ReadStamps | None = None) -> tuple[str, ...]:
+    def topic_read_paths(
+        self, topic: str, partitions: int, read: ReadStamps | None = None
+    ) -> tuple[str, ...]:
         """Every znode a reconcile of ``topic`` reads (``read_topic`` for a topic of ``partitions``
         partitions, and the live brokers), for ``adapters.zk.stat_probe``: when none of them
         changed, a new read would find what the last one found.

@@ -54,7 +54,9 @@ class DecodedReassignment:
 
     def place_of(self, topic: str) -> ReassignmentPlace:
         if self.decoded is None:
-            return True, errors.MalformedZnode(znodes_admin.REASSIGN_PARTITIONS_PATH, self.problem or "").message
+            return True, errors.MalformedZnode(
+                znodes_admin.REASSIGN_PARTITIONS_PATH, self.problem or ""
+            ).message
         return topic in self.topic_names, None
 
 

@@ -21,14 +21,18 @@ class ConfigStore(GuardedWrites):
     def read_topic_config(self, topic: str) -> Versioned[dict[str, str]] | None:
         return self.read_entity_config(ConfigEntityType.TOPICS, topic)
 
-    def read_entity_config(self, entity_type: ConfigEntityType | str, name: str) -> Versioned[dict[str, str]] | None:
+    def read_entity_config(
+        self, entity_type: ConfigEntityType | str, name: str
+    ) -> Versioned[dict[str, str]] | None:
         path = znodes_config.ConfigEntityZNode.path(entity_type, name)
         got = self._get(path)
         if got is None:
             return None
         return Versioned(dict(znodes_config.ConfigEntityZNode.decode(got[0], path).config), got[1].version)
 
-    def write_topic_config(self, topic: str, config: Mapping[str, str], *, expected_version: int | None) -> None:
+    def write_topic_config(
+        self, topic: str, config: Mapping[str, str], *, expected_version: int | None
+    ) -> None:
         """:meth:`write_entity_config` of a topic (the backend protocol's name, ``service.backend``)."""
         self.write_entity_config(ConfigEntityType.TOPICS, topic, config, expected_version=expected_version)
 
@@ -71,7 +75,9 @@ class ConfigStore(GuardedWrites):
         try:
             self._commit(tx, [*paths, path, NOTIFICATION_PREFIX])
         except errors.VersionConflict as conflict:
-            topic_path = znodes_topics.TopicZNode.path(name) if entity_type is ConfigEntityType.TOPICS else None
+            topic_path = (
+                znodes_topics.TopicZNode.path(name) if entity_type is ConfigEntityType.TOPICS else None
+            )
             if topic_path is not None and conflict.message.startswith(f"{topic_path} does not exist"):
                 raise self._topic_gone(name) from conflict
             raise

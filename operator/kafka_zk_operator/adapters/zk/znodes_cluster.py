@@ -253,7 +253,9 @@ class MigrationZNode:
         return MigrationState(
             kraft_controller_id=int32("kraft_controller_id"),
             kraft_controller_epoch=int32("kraft_controller_epoch"),
-            kraft_metadata_offset=common.int64_field(obj, "kraft_metadata_offset", path, minimum=MIGRATION_UNSET),
+            kraft_metadata_offset=common.int64_field(
+                obj, "kraft_metadata_offset", path, minimum=MIGRATION_UNSET
+            ),
             kraft_metadata_epoch=int32("kraft_metadata_epoch"),
             version=version,
             extra=MappingProxyType(common.extra_fields(obj, _MIGRATION_KEYS)),

@@ -60,7 +60,6 @@ from kafka_zk_operator.domain.placement.transport import GroupQuotas, broker_flo
 Progress = Callable[[str, float], None]
 
 
-
 @dataclass(frozen=True, eq=False)
 class BrokerStage(Setup):
     """Everything stage 1 (broker level) computes, on top of the request's :class:`Setup`; the

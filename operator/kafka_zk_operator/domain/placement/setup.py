@@ -52,7 +52,9 @@ def _check_byte_balance(cluster: ClusterArrays, request: PlanRequest) -> None:
     known = set(cluster.broker_ids.tolist())
     for broker_id, size in request.broker_capacity:
         if broker_id not in known:
-            raise errors.InvalidSpec(f"a capacity is given for broker {broker_id}, which is not in the cluster")
+            raise errors.InvalidSpec(
+                f"a capacity is given for broker {broker_id}, which is not in the cluster"
+            )
         if size <= 0:
             raise errors.InvalidSpec(f"the capacity of broker {broker_id} must be above 0 bytes (got {size})")
     if len({broker_id for broker_id, _ in request.broker_capacity}) != len(request.broker_capacity):
@@ -102,7 +104,9 @@ def make_setup(cluster: ClusterArrays, request: PlanRequest) -> Setup:
         if not eligible.any():
             raise errors.InvalidSpec("cannot remove every broker")
     elif listed:
-        raise errors.InvalidSpec(f"brokers may only be listed for add-brokers or remove-brokers, not {mode.cli_name}")
+        raise errors.InvalidSpec(
+            f"brokers may only be listed for add-brokers or remove-brokers, not {mode.cli_name}"
+        )
     if mode is Mode.REPLICATION_FACTOR and request.replication_factor is None:
         raise errors.InvalidSpec("replication-factor mode needs the new replication factor")
     if mode is not Mode.REPLICATION_FACTOR and request.replication_factor is not None:

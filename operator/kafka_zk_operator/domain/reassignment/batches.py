@@ -196,7 +196,9 @@ def make_byte_batches(moves: Sequence[PartitionMove], limits: BatchLimits) -> tu
     return _polished(list(best), limits, {move: index for index, move in enumerate(moves)})
 
 
-def _polished(batches: list[Batch], limits: BatchLimits, rank: Mapping[PartitionMove, int]) -> tuple[Batch, ...]:
+def _polished(
+    batches: list[Batch], limits: BatchLimits, rank: Mapping[PartitionMove, int]
+) -> tuple[Batch, ...]:
     """Swap or move single partitions between batches while that shortens the copy time (the sum
     of the batches' busiest-broker bytes) and the limits hold; at most :data:`POLISH_ROUNDS`
     changes. The greedy passes place each move once and never look back; with full batches (the
@@ -213,7 +215,10 @@ def _polished(batches: list[Batch], limits: BatchLimits, rank: Mapping[Partition
         if size > limits.max_partitions:
             return False
         freed = set(brokers_touched(removing)) if removing is not None else set()
-        return all(counts[b].get(x, 0) + 1 - (x in freed) <= limits.max_moves_per_broker for x in brokers_touched(adding))
+        return all(
+            counts[b].get(x, 0) + 1 - (x in freed) <= limits.max_moves_per_broker
+            for x in brokers_touched(adding)
+        )
 
     copies = {move: copy_loads(move) for batch in members for move in batch}
     none: dict[int, int] = {}
@@ -320,6 +325,8 @@ def _greedy_batches(
         while first_open < len(sizes) and sizes[first_open] >= limits.max_partitions:
             first_open += 1
         for x in touched:
-            while first_open_for[x] < len(sizes) and counts[first_open_for[x]][x] >= limits.max_moves_per_broker:
+            while (
+                first_open_for[x] < len(sizes) and counts[first_open_for[x]][x] >= limits.max_moves_per_broker
+            ):
                 first_open_for[x] += 1
     return tuple(tuple(moves[i] for i in sorted(batch)) for batch in members if batch)

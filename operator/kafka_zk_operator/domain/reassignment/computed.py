@@ -43,7 +43,11 @@ def cluster_arrays(cluster: ClusterView) -> placement.ClusterArrays:
     for row, (_, _, reps) in enumerate(rows):
         replicas[row, : len(reps)] = [index[b] for b in reps]
     topic_index = {t: i for i, t in enumerate(topics)}
-    sizes = np.array([cluster.sizes.get((t, p), 0) for t, p, _ in rows], dtype=np.int64) if cluster.sizes else None
+    sizes = (
+        np.array([cluster.sizes.get((t, p), 0) for t, p, _ in rows], dtype=np.int64)
+        if cluster.sizes
+        else None
+    )
     return placement.build_arrays(
         brokers,
         topics,

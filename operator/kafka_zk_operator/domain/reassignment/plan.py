@@ -259,7 +259,9 @@ def plan_entries(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
     ]
 
 
-def with_sizes(plan: ReassignmentPlan, sizes: Mapping[tuple[TopicName, PartitionId], int]) -> ReassignmentPlan:
+def with_sizes(
+    plan: ReassignmentPlan, sizes: Mapping[tuple[TopicName, PartitionId], int]
+) -> ReassignmentPlan:
     """``plan`` with each move's replica size from ``sizes`` (a partition missing there: 0 bytes).
     Unchanged when ``sizes`` is empty (the brokers were not asked)."""
     if not sizes:

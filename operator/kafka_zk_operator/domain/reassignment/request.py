@@ -104,7 +104,9 @@ class ModeRule:
 def _read_explicit(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     has_list, has_json = spec.get("partitions") is not None, spec.get("reassignmentJson") is not None
     if has_list == has_json:
-        raise errors.InvalidSpec("Explicit mode needs exactly one of spec.partitions and spec.reassignmentJson")
+        raise errors.InvalidSpec(
+            "Explicit mode needs exactly one of spec.partitions and spec.reassignmentJson"
+        )
     if has_list:
         return {"partitions": partition_list_field(spec["partitions"], "spec.partitions")}
     return {"partitions": parse_reassignment_json(spec["reassignmentJson"])}
@@ -239,7 +241,9 @@ def _plan_demotion(request: ReassignmentRequest, cluster: ClusterView) -> Reassi
     notes: tuple[str, ...] = ()
     if kept:
         shown = ", ".join(kept[:10]) + (f" and {len(kept) - 10} more" if len(kept) > 10 else "")
-        notes = (f"{len(kept)} partitions have replicas on demoted brokers only and keep their leader: {shown}",)
+        notes = (
+            f"{len(kept)} partitions have replicas on demoted brokers only and keep their leader: {shown}",
+        )
     return ReassignmentPlan(moves=tuple(moves), lower_bound=0, provably_optimal=True, notes=notes)
 
 
@@ -251,7 +255,9 @@ MODES: Mapping[Mode, ModeRule] = {
     Mode.ADD_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests(Mode.ADD_BROKERS)),
     Mode.REMOVE_BROKERS: ModeRule(needs=("brokers",), engine_requests=_broker_requests(Mode.REMOVE_BROKERS)),
     Mode.REBALANCE: ModeRule(engine_requests=_rebalance_requests),
-    Mode.REPLICATION_FACTOR: ModeRule(needs=("replicationFactors",), engine_requests=_replication_factor_requests),
+    Mode.REPLICATION_FACTOR: ModeRule(
+        needs=("replicationFactors",), engine_requests=_replication_factor_requests
+    ),
     Mode.DEMOTE_BROKERS: ModeRule(needs=("brokers",), plan=_plan_demotion),
 }
 
@@ -314,19 +320,26 @@ def _replication_factors(spec: Mapping[str, Any]) -> dict[TopicName, int]:
     raw = spec.get("replicationFactors") or {}
     if not isinstance(raw, Mapping):
         raise errors.InvalidSpec("spec.replicationFactors must map topic names to replication factors")
-    return {str(t): int_field(v, f"spec.replicationFactors[{str(t)!r}]", minimum=1, maximum=32767) for t, v in raw.items()}
+    return {
+        str(t): int_field(v, f"spec.replicationFactors[{str(t)!r}]", minimum=1, maximum=32767)
+        for t, v in raw.items()
+    }
 
 
 def _batch(spec: Mapping[str, Any]) -> BatchLimits:
     batch = spec.get("batch") or {}
     if not isinstance(batch, Mapping):
-        raise errors.InvalidSpec(f"spec.batch must be an object with maxPartitions and maxMovesPerBroker, got {batch!r}")
+        raise errors.InvalidSpec(
+            f"spec.batch must be an object with maxPartitions and maxMovesPerBroker, got {batch!r}"
+        )
     return BatchLimits(
         max_partitions=int_field(
             batch.get("maxPartitions", DEFAULT_MAX_PARTITIONS), "spec.batch.maxPartitions", minimum=1
         ),
         max_moves_per_broker=int_field(
-            batch.get("maxMovesPerBroker", DEFAULT_MAX_MOVES_PER_BROKER), "spec.batch.maxMovesPerBroker", minimum=1
+            batch.get("maxMovesPerBroker", DEFAULT_MAX_MOVES_PER_BROKER),
+            "spec.batch.maxMovesPerBroker",
+            minimum=1,
         ),
     )
 
@@ -366,7 +379,9 @@ def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
         topics_regex=_topics_regex(spec),
         replication_factors=_replication_factors(spec),
         approval=enum_field(spec.get("approval"), Approval, "spec.approval", Approval.AUTO),
-        throttle=None if throttle is None else int_field(throttle, "spec.throttle", minimum=1, maximum=2**63 - 1),
+        throttle=None
+        if throttle is None
+        else int_field(throttle, "spec.throttle", minimum=1, maximum=2**63 - 1),
         batch=_batch(spec),
         preferred_leader_election=bool(spec.get("preferredLeaderElection", True)),
         rack_policy=enum_field(spec.get("rackPolicy"), RackPolicy, "spec.rackPolicy", RackPolicy.ENFORCE),
@@ -379,4 +394,3 @@ def parse_request(spec: Mapping[str, Any]) -> ReassignmentRequest:
     if rule.read is not None:
         request = dataclasses.replace(request, **rule.read(spec))
     return request
-

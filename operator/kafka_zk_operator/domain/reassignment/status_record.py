@@ -80,14 +80,17 @@ class Progress:
         if not isinstance(raw, Mapping):
             return cls()
         values: dict[str, Any] = {
-            name: (_str if name in _PROGRESS_TEXT else _int)(raw.get(key)) for name, key in _PROGRESS_KEYS.items()
+            name: (_str if name in _PROGRESS_TEXT else _int)(raw.get(key))
+            for name, key in _PROGRESS_KEYS.items()
         }
         return cls(**values)
 
     def fields(self) -> dict[str, Any]:
         """The ``status.progress`` object (absent values left out)."""
         return {
-            key: getattr(self, name) for name, key in _PROGRESS_KEYS.items() if getattr(self, name) is not None
+            key: getattr(self, name)
+            for name, key in _PROGRESS_KEYS.items()
+            if getattr(self, name) is not None
         }
 
     @property
@@ -121,7 +124,9 @@ class Progress:
                 merged.partitions_done or 0,
                 merged.partitions_total or 0,
             )
-            return dataclasses.replace(merged, estimated_completion_at=None if eta is None else timestamp(eta))
+            return dataclasses.replace(
+                merged, estimated_completion_at=None if eta is None else timestamp(eta)
+            )
         return merged
 
 

@@ -141,7 +141,9 @@ def find_config_problems(
 
 def _not_in_line(name: str, cluster: ClusterLine) -> str:
     """Why a key some other line has is refused on ``cluster``'s line."""
-    later = [line for line in kafka_lines.SUPPORTED_LINES if line > cluster.line and name in KEYS_BY_LINE[line]]
+    later = [
+        line for line in kafka_lines.SUPPORTED_LINES if line > cluster.line and name in KEYS_BY_LINE[line]
+    ]
     if later:
         return (
             f"needs Kafka {kafka_lines.line_name(later[0])} or later (older brokers ignore it, and Kafka's "

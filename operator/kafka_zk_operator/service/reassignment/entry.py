@@ -107,7 +107,12 @@ def reconcile(
 
 
 def delete(
-    ref: Ref, api: ReassignmentApi, store_for: Callable[[], ReassignmentBackend], *, settings: Settings, now: datetime
+    ref: Ref,
+    api: ReassignmentApi,
+    store_for: Callable[[], ReassignmentBackend],
+    *,
+    settings: Settings,
+    now: datetime,
 ) -> Result:
     """Cleanup before the finalizer goes: the batch in flight is cancelled where the backend can
     (the Admin API), else waited for (ZooKeeper); then the throttles are removed."""

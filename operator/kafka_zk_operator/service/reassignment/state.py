@@ -108,7 +108,9 @@ class Run:
 
     def save(self, *names: str) -> None:
         """Patch now what changed among attributes ``names`` (all this run touched when none)."""
-        changed = self.status.patch_fields(names or tuple(self.touched), {**self.resource.status, **self.saved})
+        changed = self.status.patch_fields(
+            names or tuple(self.touched), {**self.resource.status, **self.saved}
+        )
         if changed:
             self.api.patch_status(self.resource.ref, changed)
             self.saved.update(changed)
