@@ -114,6 +114,6 @@ def test_add_phase_puts_fields_and_condition_into_the_status_being_built() -> No
 
 def test_a_pending_migration_is_lived_through_the_admin_api_by_reassignments_with_bootstrap_servers() -> None:
     pending = _decision(phase.Phase.MIGRATION_PENDING, phase.Backend.ZOOKEEPER)
-    assert migration_report.for_reassignments(pending, True).backend is phase.Backend.ADMIN  # type: ignore[union-attr]
-    assert migration_report.for_reassignments(pending, False) == pending
-    assert migration_report.for_reassignments(HYBRID, True) == HYBRID
+    assert phase.for_reassignments(pending, True).backend is phase.Backend.ADMIN
+    assert phase.for_reassignments(pending, False) == pending
+    assert phase.for_reassignments(HYBRID, True) == HYBRID

@@ -37,6 +37,7 @@ from kafka_zk_operator.adapters.k8s.partitionreassignment import PLURAL, Kuberne
 from kafka_zk_operator.config import OperatorSettings
 from kafka_zk_operator.domain import errors
 from kafka_zk_operator.domain.crd_identity import GROUP, REFRESH_ANNOTATION, VERSION
+from kafka_zk_operator.domain.migration import phase as migration_phase
 from kafka_zk_operator.domain.reassignment.resource import is_started, parse_resource, queue_rank
 from kafka_zk_operator.domain.reassignment.status import is_terminal
 from kafka_zk_operator.domain.reassignment.throttles import record_from_fields
@@ -188,9 +189,9 @@ def _report_phase(
         runtime = pool.get(cluster_name)
     except errors.KzoError:
         return  # an unknown cluster: the pass said so already
-    decision = migration_report.for_reassignments(
-        runtime.phase, runtime.settings.bootstrap_servers is not None
-    )
+    decision = runtime.phase
+    if decision is not None:  # the phase the pass lived, as runtime.clusters chose its backend
+        decision = migration_phase.for_reassignments(decision, bool(runtime.settings.bootstrap_servers))
     fields: dict[str, Any] = {}
     migration_report.add_phase(fields, decision, status, generation=generation, now=datetime.now(UTC))
     changes = {key: value for key, value in fields.items() if status.get(key) != value}

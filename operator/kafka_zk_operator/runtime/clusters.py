@@ -101,13 +101,10 @@ class ClusterRuntime:
         store = self.store()
         decision = store.read_phase()
         self.phase = decision
-        pending = decision.phase is phase.Phase.MIGRATION_PENDING
-        if decision.backend is phase.Backend.ZOOKEEPER and not (
-            reassignments and pending and self.settings.bootstrap_servers
-        ):
-            return store
+        if reassignments:
+            decision = phase.for_reassignments(decision, bool(self.settings.bootstrap_servers))
         if decision.backend is phase.Backend.ZOOKEEPER:
-            return self.admin()
+            return store
         if decision.backend is phase.Backend.ADMIN and self.settings.bootstrap_servers is not None:
             return self.admin()
         message = decision.reason

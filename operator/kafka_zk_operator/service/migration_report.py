@@ -20,7 +20,6 @@ absent on a cluster that never left ZooKeeper mode.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -66,17 +65,6 @@ def phase_events(decision: phase.PhaseDecision | None, previous: Mapping[str, An
     if decision.warning is not None:
         events.append(Event("Warning", "KRaftMigrationWarning", decision.warning))
     return events
-
-
-def for_reassignments(
-    decision: phase.PhaseDecision | None, bootstrap_servers: bool
-) -> phase.PhaseDecision | None:
-    """The decision as a PartitionReassignment lives it: while a migration is pending its batches
-    go through the Admin API when the cluster has ``bootstrapServers`` (see
-    :meth:`~kafka_zk_operator.runtime.clusters.ClusterRuntime.backend`)."""
-    if decision is not None and decision.phase is phase.Phase.MIGRATION_PENDING and bootstrap_servers:
-        return dataclasses.replace(decision, backend=phase.Backend.ADMIN)
-    return decision
 
 
 def phase_condition(

@@ -32,6 +32,7 @@ so a write planned under one phase cannot land in the next).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 
@@ -128,6 +129,16 @@ class PhaseDecision:
         """Topic znodes the operator creates must carry a ``topic_id``: a migration may start (or
         start again) at any moment, and Kafka's copy aborts on a topic znode without one."""
         return self.phase in (Phase.MIGRATION_PENDING, Phase.ROLLED_BACK)
+
+
+def for_reassignments(decision: PhaseDecision, bootstrap_servers: bool) -> PhaseDecision:
+    """The decision as a PartitionReassignment lives it: while a migration is pending its batches
+    go through the Admin API when the cluster has ``bootstrapServers`` (the ZooKeeper-mode
+    controller carries them out, and no ``/admin/reassign_partitions`` is left behind that a
+    controller elected after a rollback would act on again)."""
+    if decision.phase is Phase.MIGRATION_PENDING and bootstrap_servers:
+        return dataclasses.replace(decision, backend=Backend.ADMIN)
+    return decision
 
 
 def registrations_matter(controller: ControllerFacts | None, migration: MigrationFacts | None) -> bool:
